@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+
+static int
+buf_grow(struct buf *b, size_t need)
+{
+	size_t cap;
+	char *p;
+
+	if (b->oom)
+		return -1;
+	if (b->len + need + 1 <= b->cap)
+		return 0;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + need + 1)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p) {
+		b->oom = 1;
+		return -1;
+	}
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void
+buf_add(struct buf *b, const void *data, size_t len)
+{
+	if (buf_grow(b, len) < 0)
+		return;
+	memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || buf_grow(b, (size_t)n) < 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_json_str(struct buf *b, const char *s)
+{
+	const unsigned char *p;
+
+	if (!s) {
+		buf_add(b, "null", 4);
+		return;
+	}
+	buf_add(b, "\"", 1);
+	for (p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':  buf_add(b, "\\\"", 2); break;
+		case '\\': buf_add(b, "\\\\", 2); break;
+		case '\n': buf_add(b, "\\n", 2); break;
+		case '\t': buf_add(b, "\\t", 2); break;
+		case '\r': buf_add(b, "\\r", 2); break;
+		default:
+			if (*p < 0x20)
+				buf_printf(b, "\\u%04x", *p);
+			else
+				buf_add(b, p, 1);
+		}
+	}
+	buf_add(b, "\"", 1);
+}
+
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	b->oom = 0;
+	if (b->p)
+		b->p[0] = '\0';
+}
+
+void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	memset(b, 0, sizeof(*b));
+}

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+
+#include "log.h"
+
+static int log_foreground = 1;
+static int log_verbose;
+static const char *log_ident = "vsd";
+
+void
+log_init(int foreground, int verbose, const char *ident)
+{
+	log_foreground = foreground;
+	log_verbose = verbose;
+	log_ident = ident;
+	if (!foreground)
+		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	tzset();
+}
+
+void
+log_setverbose(int verbose)
+{
+	log_verbose = verbose;
+}
+
+int
+log_getverbose(void)
+{
+	return log_verbose;
+}
+
+void
+vlog(int pri, const char *fmt, va_list ap)
+{
+	if (log_foreground) {
+		fprintf(stderr, "%s: ", log_ident);
+		vfprintf(stderr, fmt, ap);
+		fputc('\n', stderr);
+		fflush(stderr);
+	} else {
+		vsyslog(pri, fmt, ap);
+	}
+}
+
+static void
+log_errno(int pri, int saved, const char *fmt, va_list ap)
+{
+	char buf[1024];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	if (log_foreground)
+		fprintf(stderr, "%s: %s: %s\n", log_ident, buf, strerror(saved));
+	else
+		syslog(pri, "%s: %s", buf, strerror(saved));
+}
+
+void
+log_warn(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_errno(LOG_ERR, saved, fmt, ap);
+	va_end(ap);
+	errno = saved;
+}
+
+void
+log_warnx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_ERR, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_INFO, fmt, ap);
+	va_end(ap);
+}
+
+void
+log_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (log_verbose < 1)
+		return;
+	va_start(ap, fmt);
+	vlog(LOG_DEBUG, fmt, ap);
+	va_end(ap);
+}
+
+void
+fatal(const char *fmt, ...)
+{
+	int saved = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	log_errno(LOG_CRIT, saved, fmt, ap);
+	va_end(ap);
+	exit(1);
+}
+
+void
+fatalx(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, fmt, ap);
+	va_end(ap);
+	exit(1);
+}

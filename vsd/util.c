@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+const char *
+vs_name_why(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0)
+		return "is empty";
+	if (n > VS_NAME_MAX)
+		return "is longer than 31 characters";
+	if (name[0] < 'a' || name[0] > 'z')
+		return "must start with a lower-case letter";
+	for (i = 1; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return "may hold only a-z, 0-9, '_' and '-'";
+	}
+	return NULL;
+}
+
+int
+vs_name_valid(const char *name)
+{
+	return name && vs_name_why(name) == NULL;
+}
+
+int
+parse_percent(const char *s, unsigned *bp, const char **why)
+{
+	unsigned long whole = 0, frac = 0;
+	int ndigits = 0, nfrac = 0;
+	const char *p = s;
+
+	*why = "is not a percentage (like 50% or 12.5%)";
+	for (; isdigit((unsigned char)*p); p++) {
+		whole = whole * 10 + (unsigned long)(*p - '0');
+		if (whole > 1000000)
+			goto range;
+		ndigits++;
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++) {
+			if (nfrac >= 2) {
+				*why = "has more than two decimals";
+				return -EINVAL;
+			}
+			frac = frac * 10 + (unsigned long)(*p - '0');
+			nfrac++;
+		}
+		if (nfrac == 0)
+			return -EINVAL;
+	}
+	if (ndigits == 0)
+		return -EINVAL;
+	if (*p == '%')
+		p++;
+	if (*p != '\0')
+		return -EINVAL;
+	if (nfrac == 1)
+		frac *= 10;
+	whole = whole * BP_PER_PCT + frac;
+	if (whole > BP_MAX)
+		goto range;
+	if (whole == 0) {
+		*why = "must be more than 0%";
+		return -ERANGE;
+	}
+	*bp = (unsigned)whole;
+	*why = NULL;
+	return 0;
+range:
+	*why = "is over 100%";
+	return -ERANGE;
+}
+
+char *
+fmt_percent(unsigned bp, char *buf, size_t len)
+{
+	if (bp % BP_PER_PCT == 0)
+		snprintf(buf, len, "%u%%", bp / BP_PER_PCT);
+	else if (bp % 10 == 0)
+		snprintf(buf, len, "%u.%u%%", bp / BP_PER_PCT, (bp % BP_PER_PCT) / 10);
+	else
+		snprintf(buf, len, "%u.%02u%%", bp / BP_PER_PCT, bp % BP_PER_PCT);
+	return buf;
+}
+
+int
+parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why)
+{
+	unsigned long long v;
+	char *end;
+
+	*why = "is not a whole number";
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || v < min || v > max) {
+		*why = "is out of range";
+		return -ERANGE;
+	}
+	*out = v;
+	*why = NULL;
+	return 0;
+}
+
+int
+parse_size(const char *s, uint64_t *bytes, const char **why)
+{
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	*why = "is not a size (like 512M or 2G)";
+	if (!isdigit((unsigned char)s[0]))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE)
+		goto range;
+	switch (toupper((unsigned char)*end)) {
+	case '\0': break;
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	case 'T': shift = 40; end++; break;
+	case 'B': break;
+	default: return -EINVAL;
+	}
+	if (shift && (*end == 'i' || *end == 'I'))
+		end++;
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end != '\0')
+		return -EINVAL;
+	if (v == 0) {
+		*why = "must be more than 0";
+		return -ERANGE;
+	}
+	if (shift && v > (UINT64_MAX >> 1) >> shift)
+		goto range;
+	*bytes = (uint64_t)v << shift;
+	*why = NULL;
+	return 0;
+range:
+	*why = "is too large";
+	return -ERANGE;
+}
+
+int
+read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	while (got > 0 && buf[got - 1] == '\n')
+		buf[--got] = '\0';
+	return 0;
+}
+
+int
+write_file(const char *path, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t n;
+	int fd, r = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	if (n < 0)
+		r = -errno;
+	else if ((size_t)n != len)
+		r = -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int
+write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
+{
+	char tmp[4096], dst[4096];
+	size_t off = 0;
+	int fd, dfd, r;
+
+	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name)) < 0 ||
+	    (r = path_fmt(dst, sizeof(dst), "%s/%s", dir, name)) < 0)
+		return r;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	while (off < len) {
+		ssize_t n = write(fd, data + off, len - off);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		off += (size_t)n;
+	}
+	if (fsync(fd) < 0)
+		goto fail;
+	if (close(fd) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	if (rename(tmp, dst) < 0) {
+		fd = -1;
+		goto fail;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	return 0;
+fail:
+	r = -errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	return r;
+}
+
+int
+path_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Parsing and validation shared by vsd, vsctl and the rules library. */
+#ifndef VSD_UTIL_H
+#define VSD_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VS_NAME_MAX	31	/* [a-z][a-z0-9_-]{0,30} */
+#define BP_PER_PCT	100	/* shares are kept in basis points: 1% = 100 */
+#define BP_MAX		10000	/* 100% */
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+/* 1 if name is a valid VS name, 0 if not. */
+int vs_name_valid(const char *name);
+/* A short reason why name is not valid, for error messages. */
+const char *vs_name_why(const char *name);
+
+/*
+ * "50", "50%", "12.5%", "0.01%" -> basis points (50% = 5000).
+ * Returns 0, or -EINVAL (not a percentage) / -ERANGE (over 100% or below
+ * 0.01%); *why then says why in a few words.
+ */
+int parse_percent(const char *s, unsigned *bp, const char **why);
+/* basis points -> "50%", "12.5%", "0.01%" */
+char *fmt_percent(unsigned bp, char *buf, size_t len);
+
+/* "512", "64K", "256M", "2G", "1T" (binary units; a trailing B or iB is fine). */
+int parse_size(const char *s, uint64_t *bytes, const char **why);
+/* A whole decimal number in [min, max]. */
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
+
+/* File helpers; each returns 0 or -errno. */
+int read_file(const char *path, char *buf, size_t len);	/* NUL-terminates, strips trailing \n */
+int write_file(const char *path, const char *s);
+int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
+
+/* Formatted path into buf; -ENAMETOOLONG if it does not fit. */
+int path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static inline void freep(void *p) { extern void free(void *); free(*(void **)p); }
+#define cleanup_free __attribute__((cleanup(freep)))
+
+#endif

@@ -11,102 +11,81 @@ LOADGEN=${LOADGEN:-$top_builddir/benchmarks/loadgen}
 SITE_CONF_IN=${SITE_CONF_IN:-$top_srcdir/benchmarks/site.conf.in}
 APACHE=${APACHE:-$(command -v apache2 || echo /usr/sbin/apache2)}
 APACHE_MODDIR=${APACHE_MODDIR:-/usr/lib/apache2/modules}
-CG_V1=/sys/fs/cgroup
+VSD=${VSD:-$top_builddir/vsd/vsd}
+VSCTL=${VSCTL:-$top_builddir/vsd/vsctl}
 
 BENCH_PIDS=()		# processes we started, stopped in reverse order
-BENCH_CG=		# our cgroup subtree's name (phase 1 backend)
+BENCH_CG=		# the cgroup root of our own vsd instance
+BENCH_VSD_PID=
+BENCH_VSS=()
 BENCH_RUN=		# scratch directory
+BENCH_OUTSIDE_PIDS=	# processes outside every VS whose CPU we report
 
 bench_die() { echo "${0##*/}: $*" >&2; exit 1; }
 bench_log() { echo "${0##*/}: $*" >&2; }
 
-# Which hierarchies hold a process's VS membership: on a hybrid host the v1
-# cpu and cpuacct controllers (cpu decides scheduling, cpuacct measures) and
-# the cgroup2 directory (the BPF gates look there); on a pure v2 host one dir.
-bench_cg_dirs() {
-	local vs=$1 sub=$BENCH_CG${1:+/$1}
-	if [ -d "$CG_V1/cpu" ] && [ ! -e "$CG_V1/cgroup.controllers" ]; then
-		echo "$CG_V1/cpu/$sub" "$CG_V1/cpuacct/$sub"
-		[ -d "$CG_V1/unified" ] && echo "$CG_V1/unified/$sub"
-	else
-		echo "$CG_V1/$sub"
-	fi
-	: "$vs"
-}
-
-# bench_vs_setup NAME:SHARE...  -- plain cgroups for now (the vsd backend
-# replaces this once vsd is merged).  SHARE is a percentage of the machine;
-# v1 cpu.shares and v2 cpu.weight are relative, so we write SHARE*10.24 /
-# SHARE (weights only need the right ratios).
+# bench_vs_setup NAME:PERCENT...: our own vsd instance (own socket, state
+# directory and cgroup root, so it never meets the machine's vsd) and its VSs.
 bench_vs_setup() {
-	local spec d
+	local spec i
 	BENCH_CG=vsd-bench-$$
+	export VSD_SOCKET=$BENCH_RUN/vsd.sock
 	bench_log "cgroups: $BENCH_CG; scratch: $BENCH_RUN"
-	if [ -e "$CG_V1/cgroup.controllers" ]; then
-		mkdir "$CG_V1/$BENCH_CG" || bench_die "cannot create cgroup $CG_V1/$BENCH_CG"
-		echo "+cpu" > "$CG_V1/$BENCH_CG/cgroup.subtree_control" ||
-			bench_die "cannot enable the cpu controller in $CG_V1/$BENCH_CG"
-	else
-		for d in $(bench_cg_dirs ""); do
-			mkdir "$d" || bench_die "cannot create cgroup $d"
-		done
-	fi
+	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$BENCH_RUN/state" \
+	    --cgroup-root "$BENCH_CG" >"$BENCH_RUN/vsd.log" 2>&1 &
+	BENCH_VSD_PID=$!
+	for i in $(seq 100); do
+		"$VSCTL" list >/dev/null 2>&1 && break
+		kill -0 "$BENCH_VSD_PID" 2>/dev/null ||
+			bench_die "vsd did not start: $(tail -3 "$BENCH_RUN/vsd.log")"
+		sleep 0.05
+	done
 	for spec in "$@"; do
-		bench_vs_setup_one "${spec%%:*}" "${spec#*:}"
+		"$VSCTL" create "${spec%%:*}" --cpu "${spec#*:}%" >&2 ||
+			bench_die "cannot create VS ${spec%%:*}"
+		BENCH_VSS+=("${spec%%:*}")
 	done
 }
 
-bench_vs_setup_one() {
-	local vs=$1 share=$2 d
-	for d in $(bench_cg_dirs "$vs"); do
-		mkdir "$d" || bench_die "cannot create cgroup $d"
-	done
-	if [ -e "$CG_V1/cgroup.controllers" ]; then
-		echo "$share" > "$CG_V1/$BENCH_CG/$vs/cpu.weight"
-	else
-		echo $((share * 1024 / 100)) > "$CG_V1/cpu/$BENCH_CG/$vs/cpu.shares"
-	fi
-}
-
-# bench_vs_exec VS CMD...: exec CMD inside VS ("" = the benchmark's own
-# parent cgroup, outside every VS).  Call it in a subshell.
+# bench_vs_exec VS CPUS CMD...: become CMD inside VS ("" = where we are,
+# outside every VS), pinned to CPUS ("" = anywhere).  Call it in a subshell.
 bench_vs_exec() {
-	local vs=$1 d
-	shift
-	for d in $(bench_cg_dirs "$vs"); do
-		echo "$BASHPID" > "$d/cgroup.procs" || bench_die "cannot move into $d"
-	done
-	if declare -F "$1" >/dev/null; then
-		"$@"	# a function of ours that execs
-		exit
-	fi
-	exec "$@"
+	local vs=$1 cpus=$2 pin=()
+	shift 2
+	[ -n "$cpus" ] && pin=(taskset -c "$cpus")
+	[ -z "$vs" ] && exec "${pin[@]}" "$@"
+	exec "$VSCTL" exec "$vs" -- "${pin[@]}" "$@"
 }
 
-# CPU time (µs) used so far by a VS ("" = the whole subtree).
+# CPU time (us) a VS has used so far, as vsd reports it.
 bench_vs_cpu_us() {
-	local sub=$BENCH_CG${1:+/$1}
-	if [ -e "$CG_V1/cgroup.controllers" ]; then
-		awk '/^usage_usec/ {print $2}' "$CG_V1/$sub/cpu.stat"
-	else
-		echo $(($(cat "$CG_V1/cpuacct/$sub/cpuacct.usage") / 1000))
-	fi
+	"$VSCTL" --json show "$1" | grep -o '"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
+}
+
+# CPU time (us) of processes outside every VS, from /proc/PID/stat.
+bench_pids_cpu_us() {
+	local pid tck sum=0 t
+	tck=$(getconf CLK_TCK)
+	for pid in "$@"; do
+		t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null) || continue
+		sum=$((sum + ${t:-0}))
+	done
+	echo $((sum * 1000000 / tck))
 }
 
 bench_vs_teardown() {
-	local d pid i
-	[ -n "$BENCH_CG" ] || return 0
-	# Anything still inside (a crashed Apache child...) is killed, then the
-	# leaves go before their parent.
-	for d in $(find $(bench_cg_dirs "") -depth -type d 2>/dev/null); do
-		for i in 1 2 3 4 5 6 7 8 9 10; do
-			pid=$(cat "$d/cgroup.procs" 2>/dev/null)
-			[ -z "$pid" ] && break
-			# shellcheck disable=SC2086
-			kill -KILL $pid 2>/dev/null
-			sleep 0.1
-		done
-		rmdir "$d" 2>/dev/null || bench_log "warning: could not remove $d"
+	local vs i
+	[ -n "$BENCH_VSD_PID" ] || return 0
+	# --force kills whatever is still inside (a stray Apache child...).
+	for vs in "${BENCH_VSS[@]}"; do
+		"$VSCTL" destroy "$vs" --force >/dev/null 2>&1 ||
+			bench_log "warning: could not destroy VS $vs: $("$VSCTL" destroy "$vs" --force 2>&1)"
+	done
+	BENCH_VSS=()
+	bench_stop "$BENCH_VSD_PID"	# it removes its empty cgroup root
+	BENCH_VSD_PID=
+	for i in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
+		[ -d "$i" ] && bench_log "warning: $i is left behind"
 	done
 	BENCH_CG=
 }
@@ -124,20 +103,11 @@ bench_pin() {
 	fi
 }
 
-bench_pinned() {
-	local cpus=$1
-	shift
-	if [ -n "$cpus" ]; then
-		exec taskset -c "$cpus" "$@"
-	fi
-	exec "$@"
-}
-
 # Background a command and remember it.  bench_spawn LOG VS CMD...
 bench_spawn() {
 	local log=$1 vs=$2
 	shift 2
-	( bench_vs_exec "$vs" bench_pinned "$BENCH_SITE_CPUS" "$@" ) >>"$log" 2>&1 &
+	( bench_vs_exec "$vs" "$BENCH_SITE_CPUS" "$@" ) >>"$log" 2>&1 &
 	BENCH_PIDS+=($!)
 	BENCH_LAST_PID=$!
 }
@@ -215,33 +185,49 @@ bench_fcgi_start() {
 	bench_wait_port "${addr##*:}" || bench_die "$name: adserver did not listen on $addr: $(tail -3 "$BENCH_RUN/$name.log")"
 }
 
+# Stop it and check that every request came over a connection of its own,
+# i.e. passed accept() (site.conf.in explains why that matters).
 bench_fcgi_stop() {
-	local pidvar=FCGI_PID_$1
-	[ -n "${!pidvar:-}" ] && bench_stop "${!pidvar}"
+	local pidvar=FCGI_PID_$1 line req acc
+	[ -n "${!pidvar:-}" ] || return 0
+	bench_stop "${!pidvar}"
 	eval "FCGI_PID_$1="
+	line=$(grep 'adserver: stopping:' "$BENCH_RUN/$1.log" | tail -1)
+	req=$(sed -n 's/.*stopping: \([0-9]*\) requests.*/\1/p' <<<"$line")
+	acc=$(sed -n 's/.*requests, \([0-9]*\) connections.*/\1/p' <<<"$line")
+	if [ -z "$req" ]; then
+		bench_log "warning: $1: adserver did not report its counts"
+	elif [ "$req" != "$acc" ]; then
+		bench_log "warning: $1: $req requests over $acc connections: backend connections were reused, the accept gate did not see every request"
+	else
+		bench_log "$1: $req requests, $acc accepts: one accept per request"
+	fi
 }
 
-# The load generator's own VS.  It is closed-loop and light (one thread, a
-# few % of a CPU at these rates); its VS guarantees it enough CPU to keep
-# the offered load independent of how busy the sites are, and the pinning
-# (bench_pin) keeps it off the sites' CPU.
-bench_loadgen_vs() {
-	bench_vs_setup_one loadgen 50
+# The cgroup (v1 cpu, or v2) that answered an ad request on PORT.
+bench_probe_ad() {
+	local port=$1 line
+	exec 9<>"/dev/tcp/127.0.0.1/$port" || return 1
+	printf 'GET /ad HTTP/1.0\r\nHost: localhost\r\n\r\n' >&9
+	while IFS= read -r -t 5 line <&9; do
+		line=${line%$'\r'}
+		[ -z "$line" ] && break
+		case $line in X-VS-Cgroup:*) echo "${line#X-VS-Cgroup: }" ;; esac
+	done
+	exec 9<&-
 }
 
+# The load generator runs in its own VS ("loadgen", created by the caller)
+# and, with bench_pin, on its own CPU: see RESULTS.md.
 # bench_loadgen LOADGEN-ARGS...: run it in its VS, CSV on stdout.
 bench_loadgen() {
-	( bench_vs_exec loadgen bench_pinned "$BENCH_LG_CPUS" "$LOADGEN" "$@" )
+	( bench_vs_exec loadgen "$BENCH_LG_CPUS" "$LOADGEN" "$@" )
 }
 
 # The accept gate comes from vsctl (another issue); never fake it.
 BENCH_GATE_MISSING=
 bench_gate_available() {
-	if [ -z "${VSCTL:-}" ] || [ ! -x "$VSCTL" ]; then
-		BENCH_GATE_MISSING="the accept gate is missing: no vsctl with \"run --gate accept\" in this build"
-		return 1
-	fi
-	if ! "$VSCTL" run --help 2>&1 | grep -q -- '--gate'; then
+	if ! "$VSCTL" --help 2>&1 | grep -q -- 'vsctl run.*--gate'; then
 		BENCH_GATE_MISSING="the accept gate is missing: $VSCTL has no \"run --gate accept\""
 		return 1
 	fi
@@ -268,6 +254,7 @@ bench_init() {
 	[ "$(id -u)" = 0 ] || bench_die "needs root (it creates cgroups and starts Apache as www-data)"
 	[ -x "$ADSERVER" ] || bench_die "$ADSERVER is missing; run make first"
 	[ -x "$LOADGEN" ] || bench_die "$LOADGEN is missing; run make first"
+	[ -x "$VSD" ] && [ -x "$VSCTL" ] || bench_die "$VSD or $VSCTL is missing; run make first"
 	[ -x "$APACHE" ] || bench_die "apache2 not found (Debian: apt-get install apache2)"
 	[ -e "$APACHE_MODDIR/mod_proxy_fcgi.so" ] ||
 		bench_die "$APACHE_MODDIR/mod_proxy_fcgi.so is missing"
@@ -334,28 +321,29 @@ bench_csv_header() {
 
 # bench_run_point MODE REP B [loadgen options]: one point, appended to $CSV:
 # sites A ($PORT_A, $A_CONNS connections) and B ($PORT_B, B connections)
-# driven by the load generator in its own VS, and the CPU every VS used.
+# driven by the load generator in its own VS, and the CPU every VS used
+# (and the processes in $BENCH_OUTSIDE_PIDS, outside every VS).
 bench_run_point() {
-	local mode=$1 rep=$2 b=$3 out t0 t1 u0 u1 w10 w11 w20 w21 l0 l1 a bb
+	local mode=$1 rep=$2 b=$3 out t0 t1 o0 o1 w10 w11 w20 w21 l0 l1 a bb
 	shift 3
-	t0=$(date +%s%N) u0=$(bench_vs_cpu_us "") w10=$(bench_vs_cpu_us www1)
+	t0=$(date +%s%N) o0=$(bench_pids_cpu_us $BENCH_OUTSIDE_PIDS) w10=$(bench_vs_cpu_us www1)
 	w20=$(bench_vs_cpu_us www2) l0=$(bench_vs_cpu_us loadgen)
 	out=$(bench_loadgen --site "A=127.0.0.1:$PORT_A:$A_CONNS" --site "B=127.0.0.1:$PORT_B:$b" \
 	    --paths "$BENCH_RUN/docroot.paths" --duration "$DURATION" --warmup "$WARMUP" "$@") ||
 		{ bench_log "$mode: the load generator failed"; return 1; }
-	t1=$(date +%s%N) u1=$(bench_vs_cpu_us "") w11=$(bench_vs_cpu_us www1)
+	t1=$(date +%s%N) o1=$(bench_pids_cpu_us $BENCH_OUTSIDE_PIDS) w11=$(bench_vs_cpu_us www1)
 	w21=$(bench_vs_cpu_us www2) l1=$(bench_vs_cpu_us loadgen)
 	a=$(grep '^A,' <<<"$out") bb=$(grep '^B,' <<<"$out")
 	# loadgen CSV: site,conns,duration_s,requests,errors,rps,p50_ms,p99_ms,ad_requests,ad_p50_ms,ad_p99_ms
 	awk -F, -v mode="$mode" -v rep="$rep" -v b="$b" -v a_conns="$A_CONNS" \
-	    -v wall=$(((t1 - t0) / 1000)) -v tot=$((u1 - u0)) -v w1=$((w11 - w10)) \
+	    -v wall=$(((t1 - t0) / 1000)) -v out=$((o1 - o0)) -v w1=$((w11 - w10)) \
 	    -v w2=$((w21 - w20)) -v lg=$((l1 - l0)) -v A="$a" -v B="$bb" 'BEGIN {
 		split(A, x); split(B, y)
 		pct = 100 / wall
 		printf "%s,%d,%d,%d,%.1f,%.1f,%.2f,%.2f,%.2f,%.2f,%.1f,%.1f,%d,%d,%.1f,%.1f,%.1f,%.1f\n",
 		    mode, rep, b, a_conns, x[6], y[6], x[7], x[8], y[7], y[8],
 		    x[9] / x[3], y[9] / y[3], x[5], y[5],
-		    w1 * pct, w2 * pct, (tot - w1 - w2 - lg) * pct, lg * pct
+		    w1 * pct, w2 * pct, out * pct, lg * pct
 	}' >> "$CSV"
 	tail -1 "$CSV" | awk -F, '{ printf "  %-16s rep %d  B=%2d  A %7.1f rps (p50 %6.2f ms, p99 %7.2f ms)  B %7.1f rps  cpu%% www1 %5.1f www2 %5.1f outside %5.1f loadgen %5.1f\n",
 	    $1, $2, $3, $5, $7, $8, $6, $15, $16, $17, $18 }' >&2

@@ -14,8 +14,6 @@
  * the run are counted.  Latency goes into a fixed histogram (10 us buckets
  * up to 100 ms, 1 ms buckets up to 10 s), so recording allocates nothing.
  */
-#include "config.h"
-
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>

@@ -10,8 +10,6 @@
  * so under the accept gate it is exactly the kind of unmodified service the
  * gate is for: the gate sees its accept() calls and nothing else.
  */
-#include "config.h"
-
 #include <errno.h>
 #include <signal.h>
 #include <stdint.h>

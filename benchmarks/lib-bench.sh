@@ -24,15 +24,52 @@ BENCH_OUTSIDE_PIDS=	# processes outside every VS whose CPU we report
 bench_die() { echo "${0##*/}: $*" >&2; exit 1; }
 bench_log() { echo "${0##*/}: $*" >&2; }
 
+# Our own cgroup, the parent of everything the benchmark measures (hybrid
+# hosts only; on a pure-v2 host we run where we are):
+#   vsd-bench-PID           cpu.shares $BENCH_SHARES; vsd itself runs here
+#   vsd-bench-PID/vsd       our vsd's cgroup root, the VSs below it
+#   vsd-bench-PID/outside   processes outside every VS (the shared FastCGI
+#                           server in insulation-only mode), default weight
+# The raised weight keeps other work on this shared machine from taking the
+# sites' CPU mid-run (the load balancer moves it to the other CPU instead);
+# it changes nothing between the VSs, which is what we compare.
+BENCH_SHARES=${BENCH_SHARES:-8192}
+BENCH_HIERS=
+bench_hybrid() { [ -d /sys/fs/cgroup/cpu ] && [ -d /sys/fs/cgroup/unified ] &&
+	[ ! -e /sys/fs/cgroup/cgroup.controllers ]; }
+
+# bench_move SUB: move this shell ($BASHPID) into our cgroup's SUB ("" = it).
+bench_move() {
+	local h
+	for h in $BENCH_HIERS; do
+		echo "$BASHPID" > "/sys/fs/cgroup/$h/$BENCH_CG${1:+/$1}/cgroup.procs" ||
+			bench_die "cannot move into /sys/fs/cgroup/$h/$BENCH_CG/$1"
+	done
+}
+
 # bench_vs_setup NAME:PERCENT...: our own vsd instance (own socket, state
 # directory and cgroup root, so it never meets the machine's vsd) and its VSs.
 bench_vs_setup() {
-	local spec i
+	local spec i h root
 	BENCH_CG=vsd-bench-$$
 	export VSD_SOCKET=$BENCH_RUN/vsd.sock
 	bench_log "cgroups: $BENCH_CG; scratch: $BENCH_RUN"
-	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$BENCH_RUN/state" \
-	    --cgroup-root "$BENCH_CG" >"$BENCH_RUN/vsd.log" 2>&1 &
+	if bench_hybrid; then
+		BENCH_HIERS="cpu cpuacct pids unified"
+		for h in $BENCH_HIERS; do
+			mkdir "/sys/fs/cgroup/$h/$BENCH_CG" "/sys/fs/cgroup/$h/$BENCH_CG/outside" ||
+				bench_die "cannot create our cgroup under /sys/fs/cgroup/$h"
+		done
+		echo "$BENCH_SHARES" > "/sys/fs/cgroup/cpu/$BENCH_CG/cpu.shares" ||
+			bench_die "cannot set cpu.shares of /sys/fs/cgroup/cpu/$BENCH_CG"
+	else
+		bench_log "not a hybrid cgroup host: running without our own parent cgroup"
+	fi
+	root=$BENCH_CG
+	[ -n "$BENCH_HIERS" ] && root=vsd
+	( bench_move ""; exec "$VSD" --foreground --socket "$VSD_SOCKET" \
+	    --state-dir "$BENCH_RUN/state" --cgroup-root "$root" ) \
+	    >"$BENCH_RUN/vsd.log" 2>&1 &
 	BENCH_VSD_PID=$!
 	for i in $(seq 100); do
 		"$VSCTL" list >/dev/null 2>&1 && break
@@ -53,7 +90,10 @@ bench_vs_exec() {
 	local vs=$1 cpus=$2 pin=()
 	shift 2
 	[ -n "$cpus" ] && pin=(taskset -c "$cpus")
-	[ -z "$vs" ] && exec "${pin[@]}" "$@"
+	if [ -z "$vs" ]; then
+		bench_move outside
+		exec "${pin[@]}" "$@"
+	fi
 	exec "$VSCTL" exec "$vs" -- "${pin[@]}" "$@"
 }
 
@@ -74,7 +114,7 @@ bench_pids_cpu_us() {
 }
 
 bench_vs_teardown() {
-	local vs i
+	local vs i h d pids
 	[ -n "$BENCH_VSD_PID" ] || return 0
 	# --force kills whatever is still inside (a stray Apache child...).
 	for vs in "${BENCH_VSS[@]}"; do
@@ -84,10 +124,23 @@ bench_vs_teardown() {
 	BENCH_VSS=()
 	bench_stop "$BENCH_VSD_PID"	# it removes its empty cgroup root
 	BENCH_VSD_PID=
-	for i in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
-		[ -d "$i" ] && bench_log "warning: $i is left behind"
+	for h in $BENCH_HIERS; do
+		for d in "/sys/fs/cgroup/$h/$BENCH_CG/outside" "/sys/fs/cgroup/$h/$BENCH_CG"; do
+			[ -d "$d" ] || continue
+			for i in 1 2 3 4 5 6 7 8 9 10; do
+				pids=$(cat "$d/cgroup.procs" 2>/dev/null)
+				[ -z "$pids" ] && break
+				# shellcheck disable=SC2086
+				kill -KILL $pids 2>/dev/null
+				sleep 0.1
+			done
+			rmdir "$d" 2>/dev/null
+		done
 	done
-	BENCH_CG=
+	for d in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
+		[ -d "$d" ] && bench_log "warning: $d is left behind"
+	done
+	BENCH_CG= BENCH_HIERS=
 }
 
 # CPU pinning (see RESULTS.md): the sites and their FastCGI servers share

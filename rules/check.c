@@ -159,10 +159,14 @@ add_vs(struct rules_ctx *c, struct rules_names *plans, struct rules_names *group
 	memset(&eff, 0, sizeof(eff));
 	if (v->s.plan) {
 		j = names_get(plans, v->s.plan);
-		if (j < 0)
+		if (j < 0) {
 			rerr(c, &v->s.plan_at, "unknown plan '%s'", v->s.plan);
-		else if (c->plans[j].state == 2)
+			v->bad = 1;
+		} else if (c->plans[j].state == 2) {
 			overlay(c, &eff, &c->plans[j].eff);
+		} else {
+			v->bad = 1;
+		}
 	}
 	overlay(c, &eff, &v->s);
 	d = names_add(rs->vs_names, v->name, (int)rs->nvs);
@@ -194,6 +198,10 @@ add_vs(struct rules_ctx *c, struct rules_names *plans, struct rules_names *group
 		if (x->group < 0)
 			rerr(c, &eff.group_at, "unknown group '%s'", eff.group);
 	}
+	/* as vsctl create --cpu: every VS has a guaranteed share */
+	if (!(x->set & RULES_SET_CPU) && !v->bad)
+		rerr(c, &v->loc, "VS '%s' has no guaranteed share: give it cpu P%% "
+		     "(or a plan with one)", x->name);
 	if ((x->set & RULES_SET_CPU) && (x->set & RULES_SET_CPU_MAX) && x->cpu_max < x->cpu) {
 		char a[16], b[16];
 

@@ -71,6 +71,7 @@ struct vs_decl {
 	char		*name;
 	struct rules_loc loc;
 	struct settings	 s;
+	int		 bad;		/* its settings had errors: skip follow-on checks */
 };
 
 struct svc_decl {
@@ -105,6 +106,7 @@ struct rerror {
 
 struct rules_ctx {
 	unsigned	 flags;
+	uid_t		 owner;		/* files must belong to root or to this uid */
 	struct buf	*errs;
 	int		 nerr;
 	struct rerror	*ev;		/* errors, sorted by place before they are shown */

@@ -47,6 +47,8 @@ RULES_GOLDEN = \
 	tests/rules/err-include-writable.out \
 	tests/rules/err-include-writable.rules \
 	tests/rules/err-missing-file.out \
+	tests/rules/err-owner.out \
+	tests/rules/err-owner.rules \
 	tests/rules/err-plans.out \
 	tests/rules/err-plans.rules \
 	tests/rules/err-service.out \

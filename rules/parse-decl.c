@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -103,7 +104,13 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 	switch (k->k) {
 	case K_CPU:	 r = parse_percent(v->text, &s->cpu, &why); break;
 	case K_CPU_MAX:	 r = parse_percent(v->text, &s->cpu_max, &why); break;
-	case K_MEM:	 r = parse_size(v->text, &s->mem, &why); break;
+	case K_MEM:
+		r = parse_size(v->text, &s->mem, &why);
+		if (r == 0 && s->mem < 4096) {	/* as vsd: below a page is no limit */
+			r = -ERANGE;
+			why = "is below one page (4K)";
+		}
+		break;
 	case K_PIDS:	 r = parse_u64(v->text, 1, PIDS_MAX, &s->pids, &why); break;
 	case K_TOS:	 r = parse_tos(v->text, &s->tos, &why); break;
 	case K_DSCP:	 r = parse_dscp(v->text, &s->tos, &why); break;
@@ -259,6 +266,7 @@ parse_vs(struct parser *p)
 	struct settings s;
 	struct nexpr e;
 	size_t i, n;
+	int nerr;
 	char name[256];
 
 	memset(&s, 0, sizeof(s));
@@ -269,6 +277,7 @@ parse_vs(struct parser *p)
 		sync_stmt(p);
 		return;
 	}
+	nerr = c->nerr;
 	parse_settings(p, &d);
 	n = nexpr_count(&e);
 	for (i = 0; i < n && !c->oom; i++) {
@@ -292,6 +301,7 @@ parse_vs(struct parser *p)
 			break;
 		v->name = xstrdup(c, name);
 		v->loc = e.loc;
+		v->bad = c->nerr != nerr;
 		copy_settings(c, &v->s, &s);
 	}
 	settings_free(&s);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "ctx.h"
@@ -97,14 +98,15 @@ rules_free(struct rules *rs)
 }
 
 static int
-load(const char *path, const char *data, size_t len, unsigned flags, struct rules **out,
-     struct buf *errs)
+load(const char *path, const char *data, size_t len, unsigned flags, uid_t owner,
+     struct rules **out, struct buf *errs)
 {
 	struct rules_ctx c;
 
 	*out = NULL;
 	memset(&c, 0, sizeof(c));
 	c.flags = flags;
+	c.owner = owner;
 	c.errs = errs;
 	c.rs = calloc(1, sizeof(*c.rs));
 	if (!c.rs)
@@ -141,12 +143,19 @@ load(const char *path, const char *data, size_t len, unsigned flags, struct rule
 int
 rules_load(const char *path, unsigned flags, struct rules **out, struct buf *errs)
 {
-	return load(path, NULL, 0, flags, out, errs);
+	return load(path, NULL, 0, flags, geteuid(), out, errs);
+}
+
+int
+rules_load_as(const char *path, unsigned flags, uid_t owner, struct rules **out,
+	      struct buf *errs)
+{
+	return load(path, NULL, 0, flags, owner, out, errs);
 }
 
 int
 rules_load_buffer(const char *name, const char *data, size_t len, unsigned flags,
 		  struct rules **out, struct buf *errs)
 {
-	return load(name, data ? data : "", len, flags, out, errs);
+	return load(name, data ? data : "", len, flags, geteuid(), out, errs);
 }

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "util.h"
 
@@ -163,11 +164,15 @@ struct rules_decision {
 #define RULES_NO_PERM_CHECK	(1u << 1)	/* skip the group/world-writable check */
 
 /*
- * Load, check and compile path. On success *out is set and 0 returned. On
+ * Load, check and compile path. Every file read must be a regular file,
+ * writable by its owner only, and owned by root or by the effective uid
+ * (rules_load_as: by owner, the client a daemon loads it for). On success *out is set and 0 returned. On
  * failure every message is appended to errs (one per line, no prefix other
  * than the location) and -EINVAL returned (-ENOMEM when out of memory).
  */
 int rules_load(const char *path, unsigned flags, struct rules **out, struct buf *errs);
+int rules_load_as(const char *path, unsigned flags, uid_t owner, struct rules **out,
+		  struct buf *errs);
 /* The same, for a file already in memory (the name is used in messages). */
 int rules_load_buffer(const char *name, const char *data, size_t len, unsigned flags,
 		      struct rules **out, struct buf *errs);

@@ -18,6 +18,8 @@ cp "$srcdir"/tests/rules/* "$tmp"/ || exit 99
 chmod 0644 "$tmp"/*
 chmod 0664 "$tmp"/err-group-writable.rules "$tmp"/err-include-writable.inc
 chmod 0646 "$tmp"/err-world-writable.rules
+root=0
+[ "$(id -u)" = 0 ] && chown 65534 "$tmp"/err-owner.rules && root=1
 cd "$tmp" || exit 99
 
 n=0
@@ -27,6 +29,10 @@ i=0
 for out in *.out; do
 	i=$((i + 1))
 	name=${out%.out}
+	if [ "$name" = err-owner ] && [ $root = 0 ]; then
+		echo "ok $i - $name # SKIP giving a file to another uid needs root"
+		continue
+	fi
 	# shellcheck disable=SC2086
 	$check --dump "$name.rules" >"$name.got" 2>&1
 	echo "exit $?" >>"$name.got"

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * `vsctl check [--dump] [--quiet] FILE`: offline, no daemon, no root. The
- * lead's vsctl calls rules_check_main(); rules/rules-check is the same for
- * the tests before vsctl has the command.
+ * `vsctl check [--dump] [--quiet] FILE`: offline, no daemon, no root;
+ * vsctl's check command is this function.
  */
 #include "config.h"
 

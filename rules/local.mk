@@ -15,10 +15,11 @@ rules_librules_a_SOURCES = \
 	rules/dump.c \
 	rules/check-main.c
 
-# Until vsctl has `check`, the tests drive the library through this.
-noinst_PROGRAMS += rules/rules-check
-rules_rules_check_SOURCES = rules/rules-check.c
-rules_rules_check_LDADD = rules/librules.a vsd/libvsd.a
+# vsd applies rule files (apply, reload, SIGHUP, --rules); vsctl checks them.
+# libvsd again after librules: librules uses it, and static libraries link in order.
+vsd_vsd_SOURCES += rules/apply.c rules/apply.h
+vsd_vsd_LDADD += rules/librules.a vsd/libvsd.a
+vsd_vsctl_LDADD += rules/librules.a vsd/libvsd.a
 
 dist_man_MANS += man/vsrules.5
 
@@ -82,9 +83,10 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.rules
 dist_noinst_DATA += $(RULES_GOLDEN)
 
-TESTS += tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh tests/rules-fuzz.sh
+TESTS += tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh tests/rules-fuzz.sh \
+	tests/rules-apply.sh
 dist_noinst_SCRIPTS += tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
-	tests/rules-fuzz.sh
+	tests/rules-fuzz.sh tests/rules-apply.sh
 
 # The libFuzzer harness: the library's sources built again with clang's
 # fuzzer and address sanitizer (the gcc-built librules.a has no coverage).

@@ -7,8 +7,10 @@
 set -u
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${top_builddir:-.}
-check=${RULES_CHECK:-$builddir/rules/rules-check}
-case $check in /*) ;; *) check=$(pwd)/$check ;; esac
+vsctl=${VSCTL:-$builddir/vsd/vsctl}
+case $vsctl in /*) ;; *) vsctl=$(pwd)/$vsctl ;; esac
+# offline: no daemon, no root
+rules_check() { "$vsctl" check "$@"; }
 
 tmp=$(mktemp -d /tmp/vsd-rules-robust.XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
@@ -21,7 +23,7 @@ runs=0
 # one run; prints the status on failure
 try() {
 	chmod 0644 "$tmp/t.rules"
-	"$check" --quiet "$tmp/t.rules" >/dev/null 2>&1
+	rules_check --quiet "$tmp/t.rules" >/dev/null 2>&1
 	st=$?
 	runs=$((runs + 1))
 	if [ $st -gt 1 ]; then

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rules/apply.h"
 #include "state.h"
 #include "vsd.h"
 
@@ -27,7 +28,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
-		   "           [--cgroup-root NAME] [--group GROUP] [--verbose]\n");
+		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n");
 }
 
 static int
@@ -106,6 +107,19 @@ setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* SIGHUP: re-read the rule file; a bad one is refused and nothing changes. */
+static void
+reload_rules(struct vsd *d)
+{
+	struct buf out = { 0 }, errs = { 0 };
+
+	if (rules_reload(d, 0, 0, &out, &errs) < 0)
+		log_warnx("SIGHUP: rule file refused, nothing changed:\n%s",
+			  errs.p ? errs.p : "");
+	buf_free(&out);
+	buf_free(&errs);
+}
+
 static int
 loop(struct vsd *d, int lfd, int sfd)
 {
@@ -126,6 +140,8 @@ loop(struct vsd *d, int lfd, int sfd)
 						 si.ssi_signo);
 					return 0;
 				}
+				if (si.ssi_signo == SIGHUP)
+					reload_rules(d);
 			}
 		}
 		if (pfd[0].revents & POLLIN)
@@ -142,22 +158,24 @@ main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
 			 .group = (gid_t)-1 };
-	const char *root = DEFAULT_ROOT, *group = NULL;
+	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
 	int foreground = 0, verbose = 0, c, r, lfd, sfd;
 
-	while ((c = getopt_long(argc, argv, "fs:d:r:g:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = 1; break;
 		case 's': d.socket_path = optarg; break;
 		case 'd': d.state_dir = optarg; break;
 		case 'r': root = optarg; break;
 		case 'g': group = optarg; break;
+		case 'R': rules = optarg; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -188,6 +206,21 @@ main(int argc, char **argv)
 	if ((r = cg_prepare(&d.cg)) < 0)
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	adopt(&d);
+	if (rules) {
+		struct buf out = { 0 }, errs = { 0 };
+		char *abs = realpath(rules, NULL);
+
+		/* absolute: reload must find it after daemon() changed to / */
+		if (!abs)
+			fatal("--rules %s", rules);
+		if ((r = rules_apply_file(&d, abs, geteuid(), 0, 0, &out, &errs)) < 0) {
+			fputs(errs.p ? errs.p : "", stderr);
+			fatalx("--rules %s: refused, nothing changed", rules);
+		}
+		buf_free(&out);
+		buf_free(&errs);
+		free(abs);
+	}
 	if ((sfd = setup_signals()) < 0)
 		fatal("signalfd");
 	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
@@ -207,6 +240,7 @@ main(int argc, char **argv)
 	unlink(d.socket_path);
 	if (d.reg.n == 0)
 		cg_release(&d.cg);
+	rules_release(&d);
 	reg_free(&d.reg);
 	return r;
 }

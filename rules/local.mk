@@ -106,3 +106,9 @@ rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 CLEANFILES += rules/fuzz-rules$(EXEEXT)
 endif
+
+# benchmarks/rules-scale: check and apply 1,000 sites; rules-query: the gate's decision cost.
+noinst_PROGRAMS += benchmarks/rules-query
+benchmarks_rules_query_SOURCES = benchmarks/rules-query.c
+benchmarks_rules_query_LDADD = rules/librules.a vsd/libvsd.a
+dist_noinst_SCRIPTS += benchmarks/rules-scale

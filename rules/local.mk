@@ -112,3 +112,7 @@ noinst_PROGRAMS += benchmarks/rules-query
 benchmarks_rules_query_SOURCES = benchmarks/rules-query.c
 benchmarks_rules_query_LDADD = rules/librules.a vsd/libvsd.a
 dist_noinst_SCRIPTS += benchmarks/rules-scale
+
+check_PROGRAMS += tests/unit/test-rules
+TESTS += tests/unit/test-rules
+tests_unit_test_rules_LDADD = rules/librules.a vsd/libvsd.a

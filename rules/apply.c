@@ -225,7 +225,9 @@ undo_step(struct vsd *d, struct step *s)
 			break;
 		}
 		*vs = s->gone;
-		if ((r = cg_vs_create(&d->cg, vs)) < 0 || (r = reg_add(&d->reg, vs)) < 0)
+		/* one whose cgroups had vanished is only remembered again */
+		if ((vs->status == VS_OK && (r = cg_vs_create(&d->cg, vs)) < 0) ||
+		    (r = reg_add(&d->reg, vs)) < 0)
 			free(vs);
 		break;
 	}

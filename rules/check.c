@@ -45,7 +45,7 @@ overlay(struct rules_ctx *c, struct settings *d, const struct settings *s)
 }
 
 static int
-resolve_plan(struct rules_ctx *c, struct rules_names *plans, size_t i)
+resolve_plan(struct rules_ctx *c, struct rules_names *plans, size_t i, int depth)
 {
 	struct plan_decl *pl = &c->plans[i];
 	int j;
@@ -61,11 +61,17 @@ resolve_plan(struct rules_ctx *c, struct rules_names *plans, size_t i)
 	if (pl->state == 3)
 		return -1;
 	pl->state = 1;
+	if (pl->s.plan && depth >= RULES_PLAN_DEPTH) {
+		rerr(c, &pl->s.plan_at, "plans are based on plans more than %d deep",
+		     RULES_PLAN_DEPTH);
+		pl->state = 3;
+		return -1;
+	}
 	if (pl->s.plan) {
 		j = names_get(plans, pl->s.plan);
 		if (j < 0) {
 			rerr(c, &pl->s.plan_at, "unknown plan '%s'", pl->s.plan);
-		} else if (resolve_plan(c, plans, (size_t)j) < 0) {
+		} else if (resolve_plan(c, plans, (size_t)j, depth + 1) < 0) {
 			pl->state = 3;
 			return -1;
 		} else {
@@ -98,7 +104,7 @@ check_plans(struct rules_ctx *c)
 			c->oom = 1;
 	}
 	for (i = 0; i < c->nplans; i++)
-		resolve_plan(c, h, i);
+		resolve_plan(c, h, i, 0);
 	return h;
 }
 

@@ -22,7 +22,8 @@ struct buf;
 #define RULES_INDEX_MAX		(4u << 20) /* entries in the per-caller tables */
 #define RULES_ERRORS_MAX	200	/* then "too many errors" */
 #define RULES_INCLUDE_DEPTH	32
-#define RULES_FILE_MAX		(16u << 20)
+#define RULES_FILE_MAX		(4u << 20)	/* tokens are kept whole: bound them */
+#define RULES_PLAN_DEPTH	64	/* plans based on plans (resolved recursively) */
 
 /* Settings, indexed by bit number in set; at[] records where each was written. */
 enum set_bit {

@@ -11,6 +11,24 @@
  * The accept gate's per-accept path is rules_query(): it works on VS indices
  * (rules_vs_index() once per VS, cached by the caller) and walks a short,
  * precomputed per-caller list of rules in precedence order.
+ *
+ * How the gates use it:
+ *  - vsd keeps the rules of the file applied last in struct vsd's `rules`
+ *    (rules/apply.c); it replaces the pointer (and frees the old rules) only
+ *    after a whole apply succeeded. A struct rules never changes once loaded,
+ *    so queries need no lock; a gate in another thread must not use it across
+ *    a replacement (hold its own reference: load the file itself, or copy what
+ *    it needs).
+ *  - vsd's VS ids (struct vs.id, the BPF maps' vs_id) are not the library's
+ *    indices: map them by name, once per VS, with rules_vs_index(); a VS the
+ *    file does not declare is RULES_VS_UNKNOWN (or use rules_query_name()).
+ *  - Accept gate: for a connection from requester R accepted by a service
+ *    thread now in VS C, rules_query(rs, RULES_GATE_ACCEPT, C, R) says where
+ *    the thread runs: STAY, TO_VS (.vs), TO_REQUESTER (.vs = R), TO_HOME (the
+ *    service's home: rules->services[rules_service_index(rs, name)].home).
+ *  - Socket gate: the per-VS defaults are rules->vs[i].tos (RULES_SET_TOS),
+ *    .mark (RULES_SET_MARK); rules_query(rs, RULES_GATE_SOCKET, C, -1) gives
+ *    the VS a socket created in C is charged to (TO_CREATOR: C itself).
  */
 #ifndef VSD_RULES_H
 #define VSD_RULES_H

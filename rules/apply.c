@@ -293,7 +293,7 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	size_t i;
 	int r;
 
-	if ((r = rules_load_as(path, 0, owner, &rs, errs)) < 0)
+	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
 		goto out;
 	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (flags & APPLY_DRY_RUN))
 		goto out;

@@ -83,10 +83,16 @@ check_file(struct rules_ctx *c, const struct rules_loc *from, const char *path,
 			 (unsigned)(st->st_mode & 07777));
 		return -EPERM;
 	}
-	if (!(c->flags & RULES_NO_PERM_CHECK) && st->st_uid != 0 && st->st_uid != c->owner) {
-		file_err(c, from, path, "refused: owned by uid %u; a rule file must belong "
-			 "to root or to uid %u, who loads it", (unsigned)st->st_uid,
-			 (unsigned)c->owner);
+	if (!(c->flags & RULES_NO_PERM_CHECK) && st->st_uid != c->owner &&
+	    ((c->flags & RULES_OWNER_ONLY) || st->st_uid != 0)) {
+		if (c->flags & RULES_OWNER_ONLY)
+			file_err(c, from, path, "refused: owned by uid %u; vsd reads for uid %u "
+				 "only files uid %u owns", (unsigned)st->st_uid,
+				 (unsigned)c->owner, (unsigned)c->owner);
+		else
+			file_err(c, from, path, "refused: owned by uid %u; a rule file must "
+				 "belong to root or to uid %u, who loads it",
+				 (unsigned)st->st_uid, (unsigned)c->owner);
 		return -EPERM;
 	}
 	for (i = 0; i < c->depth; i++) {

@@ -179,7 +179,13 @@ struct rules_decision {
 
 /* Flags for rules_load(). */
 #define RULES_NO_INCLUDE	(1u << 0)	/* refuse include (fuzzing, untrusted buffers) */
-#define RULES_NO_PERM_CHECK	(1u << 1)	/* skip the group/world-writable check */
+#define RULES_NO_PERM_CHECK	(1u << 1)	/* skip the owner and mode checks */
+/*
+ * Accept only files the owner uid owns, not root's too: vsd loading a file
+ * for a non-root client must not read root's files for it (an error message
+ * quotes the file's words).
+ */
+#define RULES_OWNER_ONLY	(1u << 2)
 
 /*
  * Load, check and compile path. Every file read must be a regular file,

@@ -37,7 +37,8 @@ is "$?" 1 "vsctl check exits 1 on errors"
 like "$out" "bad.rules:2:4: share sum 110% is over 100%" "check reports the share sum"
 like "$out" "bad.rules:3:2: unknown gate 'acept'" "and the unknown gate, in the same pass"
 
-vsd_start || { fail "vsd starts"; done_testing; }
+vsd_start --group nogroup || { fail "vsd starts"; done_testing; }
+chmod 0711 "$VSD_TMP"	# nobody (group nogroup) may reach the socket
 
 # --- apply: creation ----------------------------------------------------------
 check "apply creates the VSs" vsctl apply "$R/site.rules"
@@ -96,6 +97,21 @@ cp "$R/site.rules" "$R/gw.rules"
 chmod 0664 "$R/gw.rules"
 out=$(vsctl apply "$R/gw.rules" 2>&1)
 like "$out" "group-writable \(mode 0664\)" "a group-writable file is refused"
+
+# --- a client other than root: vsd reads only the files it owns ---------------------
+asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$VSCTL" "$@"; }
+out=$(asnobody apply "$R/site.rules" 2>&1)
+like "$out" "owned by uid 0; vsd reads for uid 65534 only files uid 65534 owns" \
+	"a non-root client cannot make vsd read root's file"
+w mine.rules <<'E'
+vs web1 cpu 8% cpu-max 40% mem 96M pids 80
+vs web2 cpu 5%
+vs web3 cpu 5%
+vs app cpu 10% mem 128M
+E
+chown 65534 "$R/mine.rules"
+out=$(asnobody apply --dry-run "$R/mine.rules" 2>&1)
+like "$out" "would be: 0 created, 2 updated" "but may apply a file of its own"
 
 # --- --prune ------------------------------------------------------------------------
 check "create an extra VS by hand" vsctl create extra --cpu 1%

@@ -166,6 +166,7 @@ main(int argc, char **argv)
 	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
 			 .group = (gid_t)-1 };
 	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
+	char *rules_abs = NULL;
 	int foreground = 0, verbose = 0, c, r, lfd, sfd;
 
 	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vh", opts, NULL)) != -1) {
@@ -197,36 +198,41 @@ main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		fatalx("must run as root");
+	/* absolute: reload must find it after daemon() changed to / */
+	if (rules && !(rules_abs = realpath(rules, NULL)))
+		fatal("--rules %s", rules);
 
 	lock_state_dir(d.state_dir);
 	if ((r = cg_init(&d.cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
 	if ((r = state_load(d.state_dir, &d.reg)) < 0)
 		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
-	if ((r = cg_prepare(&d.cg)) < 0)
-		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
-	adopt(&d);
-	if (rules) {
-		struct buf out = { 0 }, errs = { 0 };
-		char *abs = realpath(rules, NULL);
-
-		/* absolute: reload must find it after daemon() changed to / */
-		if (!abs)
-			fatal("--rules %s", rules);
-		if ((r = rules_apply_file(&d, abs, geteuid(), 0, 0, &out, &errs)) < 0) {
-			fputs(errs.p ? errs.p : "", stderr);
-			fatalx("--rules %s: refused, nothing changed", rules);
-		}
-		buf_free(&out);
-		buf_free(&errs);
-		free(abs);
-	}
-	if ((sfd = setup_signals()) < 0)
-		fatal("signalfd");
+	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
 	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
 		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
 	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
 		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
+	if ((r = cg_prepare(&d.cg)) < 0) {
+		unlink(d.socket_path);
+		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
+	}
+	adopt(&d);
+	if (rules_abs) {
+		struct buf out = { 0 }, errs = { 0 };
+
+		if ((r = rules_apply_file(&d, rules_abs, geteuid(), 0, 0, &out, &errs)) < 0) {
+			fputs(errs.p ? errs.p : "", stderr);
+			unlink(d.socket_path);
+			if (d.reg.n == 0)
+				cg_release(&d.cg);
+			fatalx("--rules %s: refused, nothing changed", rules);
+		}
+		buf_free(&out);
+		buf_free(&errs);
+		free(rules_abs);
+	}
+	if ((sfd = setup_signals()) < 0)
+		fatal("signalfd");
 	log_info("vsd %s: %s cgroups under %s, %zu VS%s, listening on %s", PACKAGE_VERSION,
 		 cg_layout_name(d.cg.layout), d.cg.hier[0].base, d.reg.n, d.reg.n == 1 ? "" : "s",
 		 d.socket_path);

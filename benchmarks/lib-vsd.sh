@@ -53,9 +53,10 @@ bench_note_bases() {
 	BENCH_BASES=$(vsctl show "$1" --json | tr ',' '\n' | sed -n 's/.*"\(\/sys\/fs\/cgroup\/[^"]*\)\/'"$1"'".*/\1/p')
 }
 
-bench_cleanup() {
-	st=$?
-	trap - EXIT INT TERM
+# Destroy every VS (--force), stop vsd with SIGTERM, and check that it removed
+# its root directories itself; returns 1 if anything was left behind.
+bench_stop_vsd() {
+	left=0
 	if [ -n "${BENCH_VSD_PID:-}" ] && kill -0 "$BENCH_VSD_PID" 2>/dev/null; then
 		for vs in $(vsctl list --json 2>/dev/null | tr ',' '\n' |
 			    sed -n 's/.*"name": "\([^"]*\)".*/\1/p'); do
@@ -65,22 +66,32 @@ bench_cleanup() {
 		kill -TERM "$BENCH_VSD_PID"
 		wait "$BENCH_VSD_PID" 2>/dev/null
 	fi
-	# vsd removes its root directories itself when it stops with no VSs.
+	BENCH_VSD_PID=
 	for d in ${BENCH_BASES:-}; do
 		if [ -d "$d" ]; then
 			echo "$BENCH: cleanup: $d was left behind; removing it" >&2
 			rmdir "$d"/* "$d" 2>/dev/null
-			st=1
+			left=1
 		fi
 	done
+	BENCH_BASES=
 	[ -n "${BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
+	BENCH_DIR=
+	return $left
+}
+
+bench_cleanup() {
+	st=$?
+	trap - EXIT INT TERM
+	bench_stop_vsd || st=1
 	exit "$st"
 }
 
 # Start vsd in the foreground, in the background; its log goes to $BENCH_DIR/vsd.log.
-# The state directory is on disk (/var/tmp), as /var/lib/vsd would be: fsync costs what it costs.
+# The state directory is in $1, by default on disk (/var/tmp) as /var/lib/vsd
+# would be: fsync costs what it costs there.
 bench_start_vsd() {
-	BENCH_DIR=$(mktemp -d "${BENCH_TMP:-/var/tmp}/vsd-$BENCH.XXXXXX") || exit 1
+	BENCH_DIR=$(mktemp -d "${1:-/var/tmp}/vsd-$BENCH.XXXXXX") || exit 1
 	BENCH_SOCK=$BENCH_DIR/vsd.sock
 	BENCH_ROOT=vsd-$BENCH-$$
 	trap bench_cleanup EXIT

@@ -217,7 +217,7 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 {
 	char tmp[4096], dst[4096];
 	size_t off = 0;
-	int fd, r;
+	int fd, dfd, r;
 
 	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name)) < 0 ||
 	    (r = path_fmt(dst, sizeof(dst), "%s/%s", dir, name)) < 0)
@@ -241,18 +241,14 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 		fd = -1;
 		goto fail;
 	}
-	/*
-	 * No fsync of the directory after the rename: the file's own fsync above
-	 * already makes the replacement atomic (after a crash the file is the old
-	 * or the new one, never torn), and the rename reaches the disk with the
-	 * next journal commit (ext4: within 5 s). A second fsync per change
-	 * doubled the cost of every create/set/destroy (benchmarks/RESULTS.md,
-	 * "Scale"), and a change lost to a power cut within those seconds is
-	 * one whose cgroup the reboot removed as well.
-	 */
 	if (rename(tmp, dst) < 0) {
 		fd = -1;
 		goto fail;
+	}
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
 	}
 	return 0;
 fail:

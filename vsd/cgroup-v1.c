@@ -34,7 +34,7 @@ v1_read_u64(const char *dir, const char *file, uint64_t *v)
 }
 
 static int
-v1_prepare(const char *mnt, const char *own, const char *base, unsigned roles)
+v1_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 {
 	/* v1 has no "no internal processes" rule: nothing to delegate. */
 	return 0;

@@ -76,14 +76,15 @@ v2_delegate(const char *dir, const char *want)
 }
 
 static int
-v2_prepare(const char *mnt, const char *own, const char *base, unsigned roles)
+v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 {
 	char owndir[PATH_MAX], leaf[PATH_MAX], ctl[256], pid[32];
+	const char *own = h->own, *base = h->base;
 	int r;
 
-	if (!(roles & (CG_R_CPU | CG_R_MEM | CG_R_PIDS)))
+	if (!(h->roles & (CG_R_CPU | CG_R_MEM | CG_R_PIDS)))
 		return 0;	/* hybrid cgroup2: no controllers, no rule to obey */
-	if ((r = path_fmt(owndir, sizeof(owndir), "%s%s", mnt, strcmp(own, "/") ? own : "")) < 0 ||
+	if ((r = path_fmt(owndir, sizeof(owndir), "%s%s", h->mnt, strcmp(own, "/") ? own : "")) < 0 ||
 	    (r = path_fmt(leaf, sizeof(leaf), "%s/%s", base, V2_DAEMON_LEAF)) < 0)
 		return r;
 	if ((r = v2_read(owndir, "cgroup.controllers", ctl, sizeof(ctl))) < 0)
@@ -97,8 +98,8 @@ v2_prepare(const char *mnt, const char *own, const char *base, unsigned roles)
 	 * A non-root cgroup can enable controllers for its children only while it
 	 * holds no processes itself, so vsd first moves into a leaf of its own tree.
 	 */
-	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
-		return -errno;
+	if ((r = cg_mkdir(cg, leaf)) < 0)
+		return r;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	if ((r = v2_write(leaf, "cgroup.procs", pid)) < 0) {
 		log_warnx("move vsd into %s: %s", leaf, strerror(-r));

@@ -188,7 +188,7 @@ cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, const 
 	return cg_init_layout(cg, l, mnt_root, proc_cgroup, root);
 }
 
-static int
+int
 cg_mkdir(struct cg_ctx *cg, const char *dir)
 {
 	if (mkdir(dir, 0755) < 0) {
@@ -211,7 +211,7 @@ cg_prepare(struct cg_ctx *cg)
 			log_warnx("mkdir %s: %s", h->base, strerror(-r));
 			return r;
 		}
-		if ((r = h->ops->prepare(h->mnt, h->own, h->base, h->roles)) < 0)
+		if ((r = h->ops->prepare(cg, h)) < 0)
 			return r;
 	}
 	return 0;
@@ -222,8 +222,11 @@ cg_release(struct cg_ctx *cg)
 {
 	int i;
 
-	for (i = cg->nhier - 1; i >= 0; i--)
+	for (i = cg->nhier - 1; i >= 0; i--) {
+		if (cg->rmdir_hook)
+			cg->rmdir_hook(cg->hier[i].base);
 		rmdir(cg->hier[i].base);	/* fails, as it should, while VSs remain */
+	}
 }
 
 int
@@ -326,6 +329,8 @@ cg_vs_remove(struct cg_ctx *cg, const struct vs *vs)
 	for (i = cg->nhier - 1; i >= 0; i--) {
 		if (cg_vs_path(cg, i, vs->name, dir, sizeof(dir)) < 0)
 			continue;
+		if (cg->rmdir_hook)
+			cg->rmdir_hook(dir);
 		/* A killed task leaves its cgroup a moment after it is reaped. */
 		for (tries = 0; rmdir(dir) < 0; tries++) {
 			if (errno == ENOENT)

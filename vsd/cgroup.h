@@ -24,10 +24,13 @@ enum cg_layout { CG_UNIFIED, CG_HYBRID, CG_LEGACY };
 #define CG_R_BPF	(1u << 4)	/* cgroup2: where the gates attach */
 #define CG_R_PRIMARY	(1u << 5)	/* the one whose cgroup.procs vsd reads */
 
+struct cg_ctx;
+struct cg_hier;
+
 struct cg_ops {
 	const char *name;
-	/* Make base (the cgroup-root directory) ready to hold VSs. */
-	int (*prepare)(const char *mnt, const char *own, const char *base, unsigned roles);
+	/* Make the hierarchy's cgroup-root directory (h->base, which exists) ready for VSs. */
+	int (*prepare)(struct cg_ctx *cg, const struct cg_hier *h);
 	int (*set_cpu)(const char *dir, unsigned bp);
 	int (*set_cpu_max)(const char *dir, unsigned bp, unsigned ncpu);
 	int (*set_mem)(const char *dir, uint64_t bytes);
@@ -58,8 +61,10 @@ struct cg_ctx {
 	unsigned	 ncpu;
 	int		 nhier;
 	struct cg_hier	 hier[CG_HIER_MAX];
-	/* Tests only: called after each mkdir, to stand in for the kernel's interface files. */
+	/* Tests only: stand in for the kernel, which creates a cgroup's interface
+	 * files on mkdir and removes them on rmdir. */
 	int		(*mkdir_hook)(const char *dir);
+	void		(*rmdir_hook)(const char *dir);
 };
 
 const char *cg_layout_name(enum cg_layout l);
@@ -72,6 +77,8 @@ int cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
 		   const char *proc_cgroup, const char *root);
 /* Create the cgroup-root directories (and delegate controllers on v2). */
 int cg_prepare(struct cg_ctx *cg);
+/* mkdir that adopts an existing directory; for the backends. */
+int cg_mkdir(struct cg_ctx *cg, const char *dir);
 /* Remove the cgroup-root directories if they are empty (no VSs left). */
 void cg_release(struct cg_ctx *cg);
 

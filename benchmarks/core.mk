@@ -3,7 +3,6 @@
 # root from the build tree (benchmarks/cpushare, benchmarks/scale); they start
 # a private vsd each. Figures: benchmarks/RESULTS.md.
 dist_noinst_SCRIPTS += benchmarks/cpushare benchmarks/scale
-dist_noinst_SCRIPTS += benchmarks/scale-batch	# PROTOTYPE
 EXTRA_DIST += benchmarks/lib-vsd.sh benchmarks/RESULTS.md
 CLEANFILES += cpushare.csv scale.csv
 

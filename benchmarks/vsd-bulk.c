@@ -6,8 +6,6 @@
  *   vsd-bulk SOCKET create PREFIX N CPU	create PREFIX0..PREFIX<N-1>
  *   vsd-bulk SOCKET destroy PREFIX N		destroy them
  *   vsd-bulk SOCKET miss PREFIX N		N 'show' of a VS that does not exist
- *   vsd-bulk SOCKET batch PREFIX N CPU	PROTOTYPE: create them with create-many,
- *						BATCH_CHUNK VSs per request (latencies are per request)
  *
  * Prints "OP N TOTAL_MS MEDIAN_US P90_US MAX_US"; exit 1 if a request failed
  * (other than the expected 'no VS' of miss).
@@ -66,38 +64,6 @@ one(const char *path, const struct buf *req, struct buf *reply)
 	return r;
 }
 
-#define BATCH_CHUNK	300	/* 600 strings: under PROTO_ARGS_MAX */
-
-/* PROTOTYPE: create-many, one state save per request. */
-static int
-batch(const char *sock, const char *pfx, uint64_t n, const char *cpu)
-{
-	struct buf req = { 0 }, reply = { 0 };
-	double t0 = now_us(), t;
-	uint64_t i = 0, k;
-	int r, bad = 0;
-
-	while (i < n) {
-		buf_reset(&req);
-		proto_add(&req, "create-many");
-		for (k = 0; k < BATCH_CHUNK && i < n; k++, i++) {
-			proto_addf(&req, "name=%s%llu", pfx, (unsigned long long)i);
-			proto_addf(&req, "cpu=%s", cpu);
-		}
-		t = now_us();
-		if ((r = one(sock, &req, &reply)) != 0) {
-			fprintf(stderr, "vsd-bulk: batch: %s\n", r < 0 ? strerror(-r) : reply.p ? reply.p : "error");
-			bad = 1;
-			break;
-		}
-		fprintf(stderr, "vsd-bulk: batch of %llu: %.1f ms\n", (unsigned long long)k, (now_us() - t) / 1e3);
-	}
-	printf("batch %llu %.1f\n", (unsigned long long)n, (now_us() - t0) / 1e3);
-	buf_free(&req);
-	buf_free(&reply);
-	return bad;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -107,8 +73,8 @@ main(int argc, char **argv)
 	uint64_t n, i;
 	int r, bad = 0;
 
-	if (argc < 5 || ((strcmp(argv[2], "create") == 0 || strcmp(argv[2], "batch") == 0) && argc != 6)) {
-		fprintf(stderr, "usage: vsd-bulk SOCKET create|destroy|miss|batch PREFIX N [CPU]\n");
+	if (argc < 5 || (strcmp(argv[2], "create") == 0 && argc != 6)) {
+		fprintf(stderr, "usage: vsd-bulk SOCKET create|destroy|miss PREFIX N [CPU]\n");
 		return 2;
 	}
 	sock = argv[1], op = argv[2], pfx = argv[3];
@@ -118,8 +84,6 @@ main(int argc, char **argv)
 	}
 	if (argc == 6)
 		cpu = argv[5];
-	if (strcmp(op, "batch") == 0)
-		return batch(sock, pfx, n, cpu);
 	if (strcmp(op, "create") && strcmp(op, "destroy") && strcmp(op, "miss")) {
 		fprintf(stderr, "vsd-bulk: unknown operation '%s'\n", op);
 		return 2;

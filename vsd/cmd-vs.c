@@ -231,9 +231,6 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 	return 0;
 }
 
-/* PROTOTYPE: set while create-many runs, which saves once at the end. */
-static int defer_save;
-
 int
 cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 {
@@ -261,7 +258,7 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		free(vs);
 		return reply_err(rep, r, "create: %s: cannot set up its cgroups: %s", name, strerror(-r));
 	}
-	if ((r = reg_add(&d->reg, vs)) < 0 || (!defer_save && (r = state_save(d->state_dir, &d->reg)) < 0)) {
+	if ((r = reg_add(&d->reg, vs)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
 		cg_vs_remove(&d->cg, vs);
 		if (reg_find(&d->reg, name))
 			reg_remove(&d->reg, vs);
@@ -396,41 +393,4 @@ cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep)
 	if ((r = cg_vs_attach(&d->cg, vs, req->fd)) < 0)
 		return reply_err(rep, r, "exec: %s: %s", vs->name, strerror(-r));
 	return 0;
-}
-
-/*
- * PROTOTYPE: "create-many name=A cpu=P [...] name=B cpu=Q [...]": create
- * several VSs in one request and save the state once. On an error the VSs
- * created so far stay (and are saved); the reply names the one that failed.
- */
-int
-cmd_create_many(struct vsd *d, const struct request *req, struct reply *rep)
-{
-	static struct request one;	/* 8 KB of pointers: not on the stack */
-	static char create[] = "create";
-	int i = 1, n = 0, r = 0, r2;
-
-	if (rep->json)
-		return reply_err(rep, -EINVAL, "create-many: no --json");
-	while (i < req->argc && r == 0) {
-		if (strncmp(req->argv[i], "name=", 5) != 0) {
-			r = reply_err(rep, -EINVAL, "create-many: expected name=, got '%.32s'", req->argv[i]);
-			break;
-		}
-		one.argc = 0;
-		one.fd = -1;
-		one.argv[one.argc++] = create;
-		one.argv[one.argc++] = req->argv[i++];
-		while (i < req->argc && strncmp(req->argv[i], "name=", 5) != 0)
-			one.argv[one.argc++] = req->argv[i++];
-		defer_save = 1;
-		r = cmd_create(d, &one, rep);
-		defer_save = 0;
-		n += r == 0;
-	}
-	if (n > 0 && (r2 = state_save(d->state_dir, &d->reg)) < 0 && r == 0)
-		r = reply_err(rep, r2, "create-many: cannot save state: %s", strerror(-r2));
-	if (r == 0)
-		buf_printf(&rep->out, "%d\n", n);
-	return r;
 }

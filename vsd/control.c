@@ -19,7 +19,6 @@ static const struct {
 	cmd_fn fn;
 } cmds[] = {
 	{ "create", cmd_create },
-	{ "create-many", cmd_create_many },	/* PROTOTYPE */
 	{ "set", cmd_set },
 	{ "destroy", cmd_destroy },
 	{ "list", cmd_list },

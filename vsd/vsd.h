@@ -32,7 +32,6 @@ typedef int (*cmd_fn)(struct vsd *d, const struct request *req, struct reply *re
 
 /* cmd-vs.c */
 int cmd_create(struct vsd *d, const struct request *req, struct reply *rep);
-int cmd_create_many(struct vsd *d, const struct request *req, struct reply *rep);	/* PROTOTYPE */
 int cmd_set(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_list(struct vsd *d, const struct request *req, struct reply *rep);

@@ -92,8 +92,11 @@ call(struct buf *req, int pass_fd, int quiet_ok)
 	if ((fd = connect_vsd()) < 0)
 		return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
 			    strerror(errno));
-	if ((r = proto_send_request(fd, req, pass_fd)) < 0 ||
-	    (r = proto_recv_reply(fd, &status, &body)) < 0) {
+	/* vsd may refuse and close before reading (SO_PEERCRED); its reply still waits. */
+	r = proto_send_request(fd, req, pass_fd);
+	if (r == 0 || r == -EPIPE || r == -ECONNRESET)
+		r = proto_recv_reply(fd, &status, &body);
+	if (r < 0) {
 		close(fd);
 		buf_free(&body);
 		return fail("talking to vsd at %s: %s", socket_path, strerror(-r));
@@ -261,7 +264,7 @@ main(int argc, char **argv)
 {
 	const char *env = getenv("VSD_SOCKET");
 	size_t i;
-	int a = 1;
+	int a = 1, c;
 
 	if (env && *env)
 		socket_path = env;
@@ -287,6 +290,10 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* --json anywhere before "--" also shapes the errors found while parsing. */
+	for (c = a; c < argc && strcmp(argv[c], "--") != 0; c++)
+		if (strcmp(argv[c], "--json") == 0)
+			json = 1;
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (strcmp(argv[a], cmds[i].name) == 0)
 			return cmds[i].fn(&cmds[i], argc - a - 1, argv + a + 1);

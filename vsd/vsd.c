@@ -185,15 +185,18 @@ main(int argc, char **argv)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
 	if ((r = state_load(d.state_dir, &d.reg)) < 0)
 		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
-	if ((r = cg_prepare(&d.cg)) < 0)
-		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
-	adopt(&d);
-	if ((sfd = setup_signals()) < 0)
-		fatal("signalfd");
+	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
 	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
 		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
 	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
 		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
+	if ((r = cg_prepare(&d.cg)) < 0) {
+		unlink(d.socket_path);
+		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
+	}
+	adopt(&d);
+	if ((sfd = setup_signals()) < 0)
+		fatal("signalfd");
 	log_info("vsd %s: %s cgroups under %s, %zu VS%s, listening on %s", PACKAGE_VERSION,
 		 cg_layout_name(d.cg.layout), d.cg.hier[0].base, d.reg.n, d.reg.n == 1 ? "" : "s",
 		 d.socket_path);

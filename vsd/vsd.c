@@ -113,6 +113,10 @@ reload_rules(struct vsd *d)
 {
 	struct buf out = { 0 }, errs = { 0 };
 
+	if (!d->rules_path) {
+		log_info("SIGHUP: no rule file to re-read (see --rules)");
+		return;
+	}
 	if (rules_reload(d, 0, 0, &out, &errs) < 0)
 		log_warnx("SIGHUP: rule file refused, nothing changed:\n%s",
 			  errs.p ? errs.p : "");

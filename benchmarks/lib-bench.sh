@@ -102,9 +102,14 @@ bench_vs_cpu_us() {
 	"$VSCTL" --json show "$1" | grep -o '"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
 }
 
-# CPU time (us) of processes outside every VS, from /proc/PID/stat.
-bench_pids_cpu_us() {
+# CPU time (us) used outside every VS: our "outside" cgroup where there is
+# one (hybrid hosts), else the given processes from /proc/PID/stat.
+bench_outside_cpu_us() {
 	local pid tck sum=0 t
+	if [ -n "$BENCH_HIERS" ]; then
+		echo $(($(cat "/sys/fs/cgroup/cpuacct/$BENCH_CG/outside/cpuacct.usage") / 1000))
+		return
+	fi
 	tck=$(getconf CLK_TCK)
 	for pid in "$@"; do
 		t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null) || continue
@@ -287,9 +292,20 @@ bench_gate_available() {
 	return 0
 }
 
+# bench_gate_fcgi_start NAME ADDR [adserver options]: the shared adserver
+# under the accept gate, at home in VS "fcgi" while it serves nobody.
 bench_gate_fcgi_start() {
-	bench_log "gate: $BENCH_GATE_MISSING"
-	return 1
+	local name=$1 addr=$2
+	shift 2
+	if ! bench_gate_available; then
+		bench_log "gate: $BENCH_GATE_MISSING"
+		return 1
+	fi
+	bench_spawn "$BENCH_RUN/$name.log" "" "$VSCTL" run --gate accept --home fcgi \
+	    --name "$name" -- "$ADSERVER" --listen "$addr" "$@"
+	eval "FCGI_PID_$name=$BENCH_LAST_PID"
+	bench_wait_port "${addr##*:}" ||
+		bench_die "$name: the gated adserver did not listen on $addr: $(tail -3 "$BENCH_RUN/$name.log")"
 }
 
 bench_cleanup() {
@@ -375,16 +391,16 @@ bench_csv_header() {
 # bench_run_point MODE REP B [loadgen options]: one point, appended to $CSV:
 # sites A ($PORT_A, $A_CONNS connections) and B ($PORT_B, B connections)
 # driven by the load generator in its own VS, and the CPU every VS used
-# (and the processes in $BENCH_OUTSIDE_PIDS, outside every VS).
+# and outside every VS (see bench_outside_cpu_us).
 bench_run_point() {
 	local mode=$1 rep=$2 b=$3 out t0 t1 o0 o1 w10 w11 w20 w21 l0 l1 a bb
 	shift 3
-	t0=$(date +%s%N) o0=$(bench_pids_cpu_us $BENCH_OUTSIDE_PIDS) w10=$(bench_vs_cpu_us www1)
+	t0=$(date +%s%N) o0=$(bench_outside_cpu_us $BENCH_OUTSIDE_PIDS) w10=$(bench_vs_cpu_us www1)
 	w20=$(bench_vs_cpu_us www2) l0=$(bench_vs_cpu_us loadgen)
 	out=$(bench_loadgen --site "A=127.0.0.1:$PORT_A:$A_CONNS" --site "B=127.0.0.1:$PORT_B:$b" \
 	    --paths "$BENCH_RUN/docroot.paths" --duration "$DURATION" --warmup "$WARMUP" "$@") ||
 		{ bench_log "$mode: the load generator failed"; return 1; }
-	t1=$(date +%s%N) o1=$(bench_pids_cpu_us $BENCH_OUTSIDE_PIDS) w11=$(bench_vs_cpu_us www1)
+	t1=$(date +%s%N) o1=$(bench_outside_cpu_us $BENCH_OUTSIDE_PIDS) w11=$(bench_vs_cpu_us www1)
 	w21=$(bench_vs_cpu_us www2) l1=$(bench_vs_cpu_us loadgen)
 	a=$(grep '^A,' <<<"$out") bb=$(grep '^B,' <<<"$out")
 	# loadgen CSV: site,conns,duration_s,requests,errors,rps,p50_ms,p99_ms,ad_requests,ad_p50_ms,ad_p99_ms

@@ -11,6 +11,7 @@ LOADGEN=${LOADGEN:-$top_builddir/benchmarks/loadgen}
 SITE_CONF_IN=${SITE_CONF_IN:-$top_srcdir/benchmarks/site.conf.in}
 APACHE=${APACHE:-$(command -v apache2 || echo /usr/sbin/apache2)}
 APACHE_MODDIR=${APACHE_MODDIR:-/usr/lib/apache2/modules}
+BENCH_MPM=${BENCH_MPM:-event}	# Apache's MPM: event or prefork
 VSD=${VSD:-$top_builddir/vsd/vsd}
 VSCTL=${VSCTL:-$top_builddir/vsd/vsctl}
 
@@ -165,7 +166,10 @@ bench_pin() {
 bench_spawn() {
 	local log=$1 vs=$2
 	shift 2
-	( bench_vs_exec "$vs" "$BENCH_SITE_CPUS" "$@" ) >>"$log" 2>&1 &
+	# setsid: Apache's prefork MPM signals its whole process group when it
+	# stops, which would otherwise be us.  (Not a group leader here, so
+	# setsid does not fork and $! stays the server's pid.)
+	( bench_vs_exec "$vs" "$BENCH_SITE_CPUS" setsid "$@" ) >>"$log" 2>&1 &
 	BENCH_PIDS+=($!)
 	BENCH_LAST_PID=$!
 }
@@ -218,7 +222,7 @@ bench_site_start() {
 	id "$user" >/dev/null 2>&1 || user=nobody group=nogroup
 	sed -e "s|@NAME@|$name|g" -e "s|@PORT@|$port|g" -e "s|@RUNDIR@|$dir|g" \
 	    -e "s|@DOCROOT@|$BENCH_RUN/docroot|g" -e "s|@MODDIR@|$APACHE_MODDIR|g" \
-	    -e "s|@USER@|$user|g" -e "s|@GROUP@|$group|g" -e "s|@FCGI@|$fcgi|g" \
+	    -e "s|@USER@|$user|g" -e "s|@GROUP@|$group|g" -e "s|@FCGI@|$fcgi|g" -e "s|@MPM@|$BENCH_MPM|g" \
 	    "$SITE_CONF_IN" > "$dir/httpd.conf"
 	"$APACHE" -t -f "$dir/httpd.conf" >"$dir/configtest.log" 2>&1 ||
 		bench_die "$name: bad Apache configuration: $(cat "$dir/configtest.log")"

@@ -6,3 +6,7 @@ benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
 benchmarks_loadgen_LDADD = vsd/libvsd.a
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/site.conf.in
+# The committed full runs (benchmarks/RESULTS.md, README).
+dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
+	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
+	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Drives vsd's socket gate loader (vsd/gate-socket.c) directly, one call
+ * per run, so the standalone tests can exercise load, adopt, attach and
+ * detach without the daemon.  Each run is a fresh "loader process": what
+ * survives between runs is what was pinned.
+ *
+ *   sg-loader ROOT open
+ *   sg-loader ROOT attach|update CGDIR VSID [tos=N] [mark=N] [prio=N]
+ *   sg-loader ROOT detach VSID
+ *   sg-loader ROOT attached VSID
+ *   sg-loader ROOT conns
+ *   sg-loader ROOT stats
+ *   sg-loader ROOT purge
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "gate-socket.h"
+
+static int
+parse_cfg(int argc, char **argv, struct gate_socket_cfg *cfg)
+{
+	int i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < argc; i++) {
+		unsigned long v = strtoul(strchr(argv[i], '=') ? strchr(argv[i], '=') + 1 : "",
+					  NULL, 0);
+
+		if (!strncmp(argv[i], "tos=", 4)) {
+			cfg->flags |= VSD_CFG_TOS;
+			cfg->tos = v;
+		} else if (!strncmp(argv[i], "mark=", 5)) {
+			cfg->flags |= VSD_CFG_MARK;
+			cfg->mark = v;
+		} else if (!strncmp(argv[i], "prio=", 5)) {
+			cfg->flags |= VSD_CFG_PRIO;
+			cfg->priority = v;
+		} else {
+			fprintf(stderr, "sg-loader: unknown setting %s\n", argv[i]);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int
+print_conn(const struct vsd_conn_key *k, const struct vsd_conn_val *v, void *arg)
+{
+	char s[64], d[64];
+	int active = k->dir == VSD_DIR_ACTIVE;
+
+	gate_socket_fmt_addr(k->family, k->saddr, k->sport, s, sizeof(s));
+	gate_socket_fmt_addr(k->family, k->daddr, k->dport, d, sizeof(d));
+	printf("vs=%u cgroup=%llu family=%s dir=%s local=%s remote=%s\n", v->vs_id,
+	       (unsigned long long)v->cgroup_id, k->family == AF_INET6 ? "inet6" : "inet",
+	       active ? "active" : "passive", active ? s : d, active ? d : s);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct gate_socket *g;
+	struct gate_socket_cfg cfg;
+	uint64_t st[VSD_STAT_MAX];
+	struct stat sb;
+	int adopted, r;
+	const char *cmd;
+
+	log_init(1, getenv("SG_VERBOSE") ? 2 : 0, "sg-loader");
+	if (argc < 3) {
+		fprintf(stderr, "usage: sg-loader ROOT open|attach|update|detach|attached|conns|stats|purge ...\n");
+		return 2;
+	}
+	cmd = argv[2];
+	if ((r = gate_socket_open(argv[1], &g, &adopted)) < 0)
+		return 1;
+	if (!strcmp(cmd, "open")) {
+		printf("adopted=%d\n", adopted);
+	} else if ((!strcmp(cmd, "attach") || !strcmp(cmd, "update")) && argc >= 5) {
+		if (stat(argv[3], &sb) < 0) {
+			perror(argv[3]);
+			return 1;
+		}
+		if ((r = parse_cfg(argc - 5, argv + 5, &cfg)) == 0)
+			r = cmd[0] == 'a' ?
+			    gate_socket_attach(g, argv[3], sb.st_ino, atoi(argv[4]), &cfg) :
+			    gate_socket_update(g, sb.st_ino, atoi(argv[4]), &cfg);
+	} else if (!strcmp(cmd, "detach") && argc == 4) {
+		r = gate_socket_detach(g, atoi(argv[3]));
+	} else if (!strcmp(cmd, "attached") && argc == 4) {
+		if ((r = gate_socket_attached(g, atoi(argv[3]))) >= 0) {
+			printf("attached=%d\n", r);
+			r = 0;
+		}
+	} else if (!strcmp(cmd, "conns")) {
+		r = gate_socket_conns(g, print_conn, NULL);
+	} else if (!strcmp(cmd, "stats")) {
+		if ((r = gate_socket_stats(g, st)) == 0)
+			printf("added=%llu removed=%llu full=%llu\n",
+			       (unsigned long long)st[VSD_STAT_CONNS_ADDED],
+			       (unsigned long long)st[VSD_STAT_CONNS_REMOVED],
+			       (unsigned long long)st[VSD_STAT_CONNS_FULL]);
+	} else if (!strcmp(cmd, "purge")) {
+		return gate_socket_purge(g) < 0;
+	} else {
+		fprintf(stderr, "sg-loader: bad command %s\n", cmd);
+		r = -EINVAL;
+	}
+	gate_socket_close(g);
+	if (r < 0)
+		fprintf(stderr, "sg-loader: %s: %s\n", cmd, strerror(-r));
+	return r < 0;
+}

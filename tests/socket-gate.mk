@@ -8,3 +8,11 @@ tests_sg_loader_LDADD = $(GATESOCKET_LIBS)
 
 TESTS += tests/socket-gate.sh
 dist_noinst_SCRIPTS += tests/socket-gate.sh
+
+# An object the verifier refuses, for the "verifier error" test.
+EXTRA_DIST += tests/sg-broken.bpf.c
+check_DATA = tests/sg-broken.bpf.o
+tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -I$(builddir)/gates -I$(srcdir)/gates \
+		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
+CLEANFILES += tests/sg-broken.bpf.o

@@ -75,7 +75,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 33
+plan 36
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -84,6 +84,22 @@ out=$("$B/sg-loader" "$ROOT" attach "$CG1" 1 tos=0x28 mark=42 prio=5 2>&1) &&
 	fail "attach two VSs" "$out"
 pins=$(ls "/sys/fs/bpf/vsd/$ROOT/vs1" 2>&1 | tr '\n' ' ')
 check "links pinned per VS" 'connect4 connect6 sendmsg4 sendmsg6 sock_create sockops' "$pins"
+
+# Faults: a verifier refusal is logged with the verifier's words and
+# changes nothing; a failed attach leaves nothing of the VS behind.
+before=$(ls -R "/sys/fs/bpf/vsd/$ROOT")
+out=$(VSD_SOCKET_BPF_OBJ=$B/sg-broken.bpf.o "$B/sg-loader" "$ROOT" open 2>&1)
+check "verifier refusal logs the verifier's message" "invalid mem access" "$out"
+after=$(ls -R "/sys/fs/bpf/vsd/$ROOT")
+if [ "$before" = "$after" ]; then ok "verifier refusal leaves the pins as they were"; else
+	fail "verifier refusal leaves the pins as they were" "$before" "$after"; fi
+out=$("$B/sg-loader" "$ROOT" attach "$TMP" 3 tos=0x28 2>&1)
+if [ $? -ne 0 ] && [ ! -e "/sys/fs/bpf/vsd/$ROOT/vs3" ]; then
+	ok "attach to a non-cgroup fails and leaves nothing"
+	printf '%s\n' "$out" | sed 's/^/# /'
+else
+	fail "attach to a non-cgroup fails and leaves nothing" "$out" "$(ls -R "/sys/fs/bpf/vsd/$ROOT")"
+fi
 
 serve s4 - 127.0.0.1; p4=$port
 serve s6 - ::1; p6=$port

@@ -62,10 +62,12 @@ gs_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	/* The verifier log comes as one message; log it line by line. */
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *pfx = strncmp(line, "libbpf: ", 8) ? "libbpf: " : "";
+
 		if (level == LIBBPF_WARN)
-			log_warnx("libbpf: %s", line);
+			log_warnx("%s%s", pfx, line);
 		else
-			log_debug("libbpf: %s", line);
+			log_debug("%s%s", pfx, line);
 	}
 	return 0;
 }
@@ -207,33 +209,54 @@ gs_same_prog(int pinned_fd, int new_fd, int map_fd)
 static int
 gs_load(struct gate_socket *g)
 {
+	static const char *const prog_names[GS_NHOOKS] = {
+		"vsd_sock_create", "vsd_sockops", "vsd_connect4", "vsd_connect6",
+		"vsd_sendmsg4", "vsd_sendmsg6",
+	};
 	struct bpf_program *progs[GS_NHOOKS];
 	struct bpf_map *maps[GS_NMAPS];
-	struct socket_bpf *skel;
+	struct bpf_object *obj;
+	const char *file = getenv("VSD_SOCKET_BPF_OBJ");
 	char path[PATH_MAX], name[64];
+	const void *elf;
+	size_t elfsz;
 	int i, r, fd, nadopted = 0;
 
-	if (!(skel = socket_bpf__open())) {
+	/*
+	 * The object built into vsd (the skeleton's copy), or for testing
+	 * and debugging one named by VSD_SOCKET_BPF_OBJ.
+	 */
+	if (file) {
+		obj = bpf_object__open_file(file, NULL);
+	} else {
+		elf = socket_bpf__elf_bytes(&elfsz);
+		obj = bpf_object__open_mem(elf, elfsz, NULL);
+	}
+	if (!obj) {
 		r = -errno;
-		log_warnx("socket gate: cannot open the BPF object: %s", strerror(-r));
+		log_warnx("socket gate: cannot open the BPF object%s%s: %s",
+			  file ? " " : "", file ? file : "", strerror(-r));
 		return r;
 	}
-	maps[GS_MAP_CONNS] = skel->maps.vsd_conns;
-	maps[GS_MAP_VSCFG] = skel->maps.vsd_vscfg;
-	maps[GS_MAP_STATS] = skel->maps.vsd_stats;
-	progs[GS_SOCK_CREATE] = skel->progs.vsd_sock_create;
-	progs[GS_SOCKOPS] = skel->progs.vsd_sockops;
-	progs[GS_CONNECT4] = skel->progs.vsd_connect4;
-	progs[GS_CONNECT6] = skel->progs.vsd_connect6;
-	progs[GS_SENDMSG4] = skel->progs.vsd_sendmsg4;
-	progs[GS_SENDMSG6] = skel->progs.vsd_sendmsg6;
+	for (i = 0; i < GS_NMAPS; i++)
+		if (!(maps[i] = bpf_object__find_map_by_name(obj, gs_maps[i])))
+			break;
+	for (r = 0; r < GS_NHOOKS; r++)
+		if (!(progs[r] = bpf_object__find_program_by_name(obj, prog_names[r])))
+			break;
+	if (i < GS_NMAPS || r < GS_NHOOKS) {
+		log_warnx("socket gate: the BPF object lacks %s",
+			  i < GS_NMAPS ? gs_maps[i] : prog_names[r]);
+		r = -EINVAL;
+		goto out;
+	}
 
 	for (i = 0; i < GS_NMAPS; i++) {
 		if ((r = gs_path(g, path, sizeof(path), gs_maps[i])) < 0 ||
 		    (r = bpf_map__set_pin_path(maps[i], path)) < 0)
 			goto out;
 	}
-	if ((r = socket_bpf__load(skel)) < 0) {
+	if ((r = bpf_object__load(obj)) < 0) {
 		/* libbpf has logged the verifier's message through us. */
 		log_warnx("socket gate: the kernel refused the BPF programs: %s",
 			  strerror(-r));
@@ -272,7 +295,7 @@ gs_load(struct gate_socket *g)
 out:
 	if (r < 0)
 		gs_close_fds(g);
-	socket_bpf__destroy(skel);
+	bpf_object__close(obj);
 	return r;
 }
 
@@ -306,6 +329,7 @@ gate_socket_open(const char *cgroup_root, struct gate_socket **gp, int *adopted)
 	*gp = g;
 	return 0;
 fail:
+	rmdir(g->pindir);	/* only if we left it empty */
 	free(g);
 	return r;
 }

@@ -29,7 +29,8 @@ CLEANFILES += gates/vmlinux.h gates/socket.bpf.o gates/socket.skel.h
 noinst_LIBRARIES += vsd/libgatesocket.a
 vsd_libgatesocket_a_SOURCES = \
 	vsd/gate-socket.c vsd/gate-socket.h vsd/gate-socket-priv.h \
-	vsd/gate-socket-attach.c vsd/gate-socket-conns.c
+	vsd/gate-socket-attach.c vsd/gate-socket-conns.c \
+	vsd/tos.c vsd/tos.h
 nodist_vsd_libgatesocket_a_SOURCES = gates/socket.skel.h
 vsd_libgatesocket_a_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 GATESOCKET_LIBS = vsd/libgatesocket.a vsd/libvsd.a $(LIBBPF_LIBS) -lelf -lz

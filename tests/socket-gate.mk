@@ -16,3 +16,9 @@ tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h 
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -I$(builddir)/gates -I$(srcdir)/gates \
 		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
 CLEANFILES += tests/sg-broken.bpf.o
+
+# TOS / DSCP / mark parsing (vsd/tos.c, linked from libvsd).
+check_PROGRAMS += tests/unit/test-tos
+tests_unit_test_tos_SOURCES = tests/unit/test-tos.c
+tests_unit_test_tos_LDADD = vsd/libgatesocket.a vsd/libvsd.a
+TESTS += tests/unit/test-tos

@@ -35,5 +35,10 @@ nodist_vsd_libgatesocket_a_SOURCES = gates/socket.skel.h
 vsd_libgatesocket_a_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 GATESOCKET_LIBS = vsd/libgatesocket.a vsd/libvsd.a $(LIBBPF_LIBS) -lelf -lz
 
+
+# vsd itself: the daemon side of the gate (the core's rules are in vsd/local.mk).
+vsd_vsd_SOURCES += vsd/gate-vs.c vsd/gate-vs.h vsd/cmd-conns.c
+vsd_vsd_LDADD += $(GATESOCKET_LIBS)
+
 include tests/socket-gate.mk
 include benchmarks/connrate.mk

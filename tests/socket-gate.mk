@@ -6,8 +6,8 @@ tests_sg_loader_SOURCES = tests/sg-loader.c
 tests_sg_loader_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_sg_loader_LDADD = $(GATESOCKET_LIBS)
 
-TESTS += tests/socket-gate.sh
-dist_noinst_SCRIPTS += tests/socket-gate.sh
+TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
+dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 
 # An object the verifier refuses, for the "verifier error" test.
 EXTRA_DIST += tests/sg-broken.bpf.c

@@ -4,7 +4,8 @@
  * loopback with and without the socket gate attached, in one run.
  *
  * A client and a server process sit in a cgroup2 directory of their own
- * (so both ends of every connection pass the gate: the worst case).  Each
+ * (so both ends of every connection pass the gate: the worst case); with
+ * -S the server stays outside (a VS's client of a shared service).  Each
  * repetition measures one ungated and one gated batch, in alternating
  * order, with the gate attached to / detached from that cgroup through
  * vsd's loader in between.  Reported: connections/s per batch and the ratio
@@ -14,7 +15,7 @@
  * process's lifetime only: BPF_ENABLE_STATS) and reports the time our
  * programs ran per connection, a figure the machine's noise does not blur.
  *
- *   connrate [-n CONNS] [-r REPS] [-6] [-s] [-o CSV]
+ *   connrate [-n CONNS] [-r REPS] [-6] [-S] [-s] [-o CSV]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -109,10 +110,13 @@ addr_of(int v6, int port, struct sockaddr_storage *ss)
 }
 
 /* The server closes first, so TIME_WAIT sits on its fixed port. */
+static int server_outside;
+
 static void __attribute__((noreturn))
 server(int lfd)
 {
-	join_cgroup();
+	if (!server_outside)
+		join_cgroup();
 	for (;;) {
 		int c = accept(lfd, NULL, NULL);
 		if (c >= 0)
@@ -242,15 +246,16 @@ main(int argc, char **argv)
 	uint64_t t0;
 	FILE *f = NULL;
 
-	while ((opt = getopt(argc, argv, "n:r:6so:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:6Sso:")) != -1) {
 		switch (opt) {
 		case 'n': n = atoi(optarg); break;
 		case 'r': reps = atoi(optarg); break;
 		case '6': v6 = 1; break;
 		case 's': stats = 1; break;
+		case 'S': server_outside = 1; break;
 		case 'o': csv = optarg; break;
 		default:
-			fprintf(stderr, "usage: connrate [-n CONNS] [-r REPS] [-6] [-s] [-o CSV]\n");
+			fprintf(stderr, "usage: connrate [-n CONNS] [-r REPS] [-6] [-S] [-s] [-o CSV]\n");
 			return 2;
 		}
 	}
@@ -343,8 +348,10 @@ main(int argc, char **argv)
 	qsort(ratio, reps, sizeof(double), cmp_double);
 	qsort(un, reps, sizeof(double), cmp_double);
 	qsort(ga, reps, sizeof(double), cmp_double);
-	printf("\n%s, %d connections x %d repetitions per side\n",
-	       v6 ? "IPv6 ::1" : "IPv4 127.0.0.1", n, reps);
+	printf("\n%s, %s, %d connections x %d repetitions per side\n",
+	       v6 ? "IPv6 ::1" : "IPv4 127.0.0.1",
+	       server_outside ? "client in the VS, server outside" : "client and server in the VS",
+	       n, reps);
 	printf("ungated conn/s: median %.0f (min %.0f, max %.0f)\n",
 	       quantile(un, reps, 0.5), un[0], un[reps - 1]);
 	printf("gated   conn/s: median %.0f (min %.0f, max %.0f)\n",

@@ -210,23 +210,23 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 			conn_del(skops);
 		return 1;
 	}
-	/* Most callbacks (RTO, RWND_INIT, ...) are not ours: leave early. */
-	if (op != BPF_SOCK_OPS_TCP_CONNECT_CB && op != BPF_SOCK_OPS_TCP_LISTEN_CB &&
-	    op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	/*
+	 * Most callbacks (RTO, RWND_INIT, ...) are not ours: leave early.
+	 * No TOS work on the active side: the connect hooks below set it
+	 * inside connect(), before the route lookup and before the SYN (also
+	 * for TCP Fast Open, whose sendmsg goes through the same hook), and
+	 * an accepted socket inherits its listener's TOS, set here when it
+	 * starts listening.  Each callback costs every connection.
+	 */
+	if (op != BPF_SOCK_OPS_TCP_LISTEN_CB && op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
 	    op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		return 1;
 	cfg = vs_cfg();
 	if (!cfg)
 		return 1;
 	switch (op) {
-	case BPF_SOCK_OPS_TCP_CONNECT_CB:
-		/*
-		 * Runs in tcp_connect() before the SYN is built: the last
-		 * chance if the application set its own TOS after the
-		 * connect hook below had set ours.
-		 */
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
-		/* The SYN-ACK takes its TOS from the listener (Linux 5.x+). */
+		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
 		if (cfg->flags & VSD_CFG_TOS)
 			set_tos(skops, skops->family, cfg);
 		break;
@@ -234,9 +234,6 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 		conn_add(skops, 0, cfg);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
-		/* Inherited from the listener, but it may predate the VS. */
-		if (cfg->flags & VSD_CFG_TOS)
-			set_tos(skops, skops->family, cfg);
 		conn_add(skops, 1, cfg);
 		break;
 	}
@@ -246,8 +243,9 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 /*
  * connect() of any socket and sendmsg() with an address on a datagram
  * socket (UDP has no sockops).  connect() runs before the route lookup, so
- * a TCP socket's route is looked up with its final TOS; sendmsg() runs on
- * every unconnected send.  Linux 6.x copies the TOS for a datagram before
+ * a TCP socket's route is looked up with its final TOS and its SYN carries
+ * it; an application's own IP_TOS set before connect() is overridden here.
+ * sendmsg() runs on every unconnected send.  Linux 6.x copies the TOS for a datagram before
  * the sendmsg hook runs, so the first datagram an unconnected socket sends
  * leaves without it (vsd.8, BUGS); connected UDP is covered from the start.
  */

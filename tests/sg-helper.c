@@ -13,7 +13,8 @@
  *                                        closes first, so no TIME_WAIT here)
  *
  * Reports are "key=value" lines: local=, mark=, priority=, syn_tos=,
- * data_tos=, udp_tos=, udp_tos_last= (the TOS byte, or the IPv6 traffic class; -1 when no
+ * data_tos=, synack_tos=, reply_tos= (the server's), udp_tos=,
+ * udp_tos_last= (the TOS byte, or the IPv6 traffic class; -1 when no
  * such packet was seen).
  */
 #include <arpa/inet.h>
@@ -117,6 +118,7 @@ tuple_of(int s, struct tuple *t)
  * send returned, its packet is already queued here.
  */
 static int udp_last = -1;	/* TOS of the last UDP datagram seen */
+static int synack_tos = -1, rdata_tos = -1;	/* the peer's SYN-ACK and data */
 
 static void
 capture_scan(int fd, const struct tuple *t, int *syn, int *data, int *udp)
@@ -127,6 +129,7 @@ capture_scan(int fd, const struct tuple *t, int *syn, int *data, int *udp)
 	*syn = *data = *udp = -1;
 	while ((n = recv(fd, p, sizeof(p), MSG_DONTWAIT)) > 0) {
 		unsigned proto, tos, sport, dport, hl;
+		int fwd, rev;
 		const unsigned char *ip = p + 14, *l4;
 		unsigned etype = p[12] << 8 | p[13];
 
@@ -134,23 +137,42 @@ capture_scan(int fd, const struct tuple *t, int *syn, int *data, int *udp)
 			tos = ip[1];
 			proto = ip[9];
 			hl = (ip[0] & 0x0f) * 4;
-			if (memcmp(ip + 12, t->src, 4) || memcmp(ip + 16, t->dst, 4))
-				continue;
+			fwd = !memcmp(ip + 12, t->src, 4) && !memcmp(ip + 16, t->dst, 4);
+			rev = !memcmp(ip + 12, t->dst, 4) && !memcmp(ip + 16, t->src, 4);
 			l4 = ip + hl;
 		} else if (etype == ETH_P_IPV6 && t->family == AF_INET6 && n >= 14 + 40 + 8) {
 			tos = (ip[0] & 0x0f) << 4 | ip[1] >> 4;
 			proto = ip[6];
-			if (memcmp(ip + 8, t->src, 16) || memcmp(ip + 24, t->dst, 16))
-				continue;
+			fwd = !memcmp(ip + 8, t->src, 16) && !memcmp(ip + 24, t->dst, 16);
+			rev = !memcmp(ip + 8, t->dst, 16) && !memcmp(ip + 24, t->src, 16);
 			l4 = ip + 40;
 		} else {
 			continue;
 		}
+		if (!fwd && !rev)
+			continue;
 		if (l4 + (proto == IPPROTO_TCP ? 20 : 8) > p + n)
 			continue;
 		sport = l4[0] << 8 | l4[1];
 		dport = l4[2] << 8 | l4[3];
-		if (sport != t->sport || dport != t->dport)
+		/* On loopback both addresses may be equal: the ports decide. */
+		fwd = fwd && sport == t->sport && dport == t->dport;
+		rev = rev && sport == t->dport && dport == t->sport;
+		if (!fwd && !rev)
+			continue;
+		if (rev && proto == IPPROTO_TCP) {
+			unsigned doff = (l4[12] >> 4) * 4, flags = l4[13];
+			unsigned iplen = t->family == AF_INET ? (unsigned)(ip[2] << 8 | ip[3])
+				: (unsigned)(ip[4] << 8 | ip[5]) + 40;
+			unsigned ihl = t->family == AF_INET ? (ip[0] & 0x0f) * 4 : 40;
+
+			if ((flags & 0x12) == 0x12 && synack_tos < 0)
+				synack_tos = tos;
+			if (iplen > ihl + doff && rdata_tos < 0)
+				rdata_tos = tos;
+			continue;
+		}
+		if (rev)
 			continue;
 		if (proto == IPPROTO_TCP) {
 			unsigned doff = (l4[12] >> 4) * 4, flags = l4[13];
@@ -248,7 +270,8 @@ do_tcp(const char *addr, unsigned port, const char *hold)
 	}
 	capture_scan(cap, &t, &syn, &data, &udp);
 	close(s);
-	printf("syn_tos=%d\ndata_tos=%d\n", syn, data);
+	printf("syn_tos=%d\ndata_tos=%d\nsynack_tos=%d\nreply_tos=%d\n", syn, data,
+	       synack_tos, rdata_tos);
 	return 0;
 }
 

@@ -75,7 +75,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 36
+plan 38
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -149,6 +149,9 @@ local_b=$(val local "$(cat "$TMP/hold-b")")
 out=$("$B/sg-loader" "$ROOT" conns 2>&1)
 check "accepted connection recorded for VS 2 (passive)" "^vs=2 .*dir=passive local=127.0.0.1:$pb remote=$local_b\$" "$out"
 release b
+out=$(cat "$TMP/hold-b")
+check "a server in VS 2 answers with TOS 0xb8 on its SYN-ACK" '^synack_tos=184$' "$out"
+check "... and on its data" '^reply_tos=184$' "$out"
 
 # 10,000 connections later the map is empty again.
 out=$(in_cg "$CG1" "$B/sg-helper" many 127.0.0.1 "$p4" 10000 2>&1)

@@ -12,6 +12,8 @@
  *   sg-loader ROOT conns
  *   sg-loader ROOT stats
  *   sg-loader ROOT purge
+ *   sg-loader ROOT scale N CGBASE   time attach and detach of N VSs (cgroup
+ *                                   dirs CGBASE/ROOT-<i>, made and removed)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "gate-socket.h"
@@ -62,6 +66,61 @@ print_conn(const struct vsd_conn_key *k, const struct vsd_conn_val *v, void *arg
 	       (unsigned long long)v->cgroup_id, k->family == AF_INET6 ? "inet6" : "inet",
 	       active ? "active" : "passive", active ? s : d, active ? d : s);
 	return 0;
+}
+
+static double
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+static int
+cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The gate's share of creating and destroying VSs at scale. */
+static int
+scale(struct gate_socket *g, const char *root, int n, const char *base)
+{
+	struct gate_socket_cfg cfg = { .flags = VSD_CFG_TOS | VSD_CFG_MARK, .tos = 0x28, .mark = 1 };
+	double *at = calloc(n, sizeof(double)), *dt = calloc(n, sizeof(double)), t0;
+	char dir[512];
+	struct stat sb;
+	int i, r = 0;
+
+	if (!at || !dt)
+		return -ENOMEM;
+	for (i = 0; i < n && r == 0; i++) {
+		snprintf(dir, sizeof(dir), "%s/%s-%d", base, root, i);
+		if (mkdir(dir, 0755) < 0 || stat(dir, &sb) < 0)
+			return -errno;
+		t0 = now_us();
+		r = gate_socket_attach(g, dir, sb.st_ino, i + 1, &cfg);
+		at[i] = now_us() - t0;
+	}
+	for (i = 0; i < n; i++) {
+		t0 = now_us();
+		gate_socket_detach(g, i + 1);
+		dt[i] = now_us() - t0;
+		snprintf(dir, sizeof(dir), "%s/%s-%d", base, root, i);
+		rmdir(dir);
+	}
+	qsort(at, n, sizeof(double), cmp_dbl);
+	qsort(dt, n, sizeof(double), cmp_dbl);
+	printf("attach: %d VSs, median %.0f us, p90 %.0f us, max %.0f us\n", n,
+	       at[n / 2], at[n * 9 / 10], at[n - 1]);
+	printf("detach: %d VSs, median %.0f us, p90 %.0f us, max %.0f us\n", n,
+	       dt[n / 2], dt[n * 9 / 10], dt[n - 1]);
+	free(at);
+	free(dt);
+	return r;
 }
 
 int
@@ -108,6 +167,8 @@ main(int argc, char **argv)
 			       (unsigned long long)st[VSD_STAT_CONNS_ADDED],
 			       (unsigned long long)st[VSD_STAT_CONNS_REMOVED],
 			       (unsigned long long)st[VSD_STAT_CONNS_FULL]);
+	} else if (!strcmp(cmd, "scale") && argc == 5) {
+		r = scale(g, argv[1], atoi(argv[3]), argv[4]);
 	} else if (!strcmp(cmd, "purge")) {
 		return gate_socket_purge(g) < 0;
 	} else {

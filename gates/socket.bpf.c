@@ -70,21 +70,23 @@ static __always_inline struct vsd_vscfg *vs_cfg(void)
 
 /*
  * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
- * that has the helper.  Only when the value differs: setting IP_TOS resets
- * the socket's cached route (sk_dst_reset), which would cost the next
- * packet a route lookup.  An IPv6 socket gets IP_TOS too, for its
- * IPv4-mapped traffic (the helper allows it there on 6.x; an error is
- * harmless).  IP_TOS also resets the priority from the TOS bits
+ * that has the helper.  With check, only when the value differs: setting
+ * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
+ * the next packet a route lookup; that matters on every sendmsg(), not in
+ * connect(), which looks the route up anyway.  An IPv6 socket gets IP_TOS
+ * too, for its IPv4-mapped traffic (the helper allows it there on 6.x; an
+ * error is harmless).  IP_TOS also resets the priority from the TOS bits
  * (rt_tos2priority), so the VS's priority is set again after it.
  */
-static __always_inline void set_tos(void *ctx, int family, const struct vsd_vscfg *cfg)
+static __always_inline void set_tos(void *ctx, int family, const struct vsd_vscfg *cfg,
+				    int check)
 {
 	int v = 0, want = cfg->tos;
 
-	if (family == AF_INET6 &&
-	    (bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
+	if (family == AF_INET6 && (!check ||
+	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
 		bpf_setsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &want, sizeof(want));
-	if (bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want)
+	if (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want)
 		return;
 	bpf_setsockopt(ctx, SOL_IP, IP_TOS, &want, sizeof(want));
 	if (cfg->flags & VSD_CFG_PRIO) {
@@ -228,7 +230,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
 		if (cfg->flags & VSD_CFG_TOS)
-			set_tos(skops, skops->family, cfg);
+			set_tos(skops, skops->family, cfg, 1);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		conn_add(skops, 0, cfg);
@@ -249,7 +251,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
  * the sendmsg hook runs, so the first datagram an unconnected socket sends
  * leaves without it (vsd.8, BUGS); connected UDP is covered from the start.
  */
-static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family)
+static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, int check)
 {
 	struct vsd_vscfg *cfg;
 
@@ -257,20 +259,20 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family)
 		return 1;
 	cfg = vs_cfg();
 	if (cfg && (cfg->flags & VSD_CFG_TOS))
-		set_tos(ctx, family, cfg);
+		set_tos(ctx, family, cfg, check);
 	return 1;
 }
 
 SEC("cgroup/connect4")
-int vsd_connect4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET); }
+int vsd_connect4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 0); }
 
 SEC("cgroup/connect6")
-int vsd_connect6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6); }
+int vsd_connect6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 0); }
 
 SEC("cgroup/sendmsg4")
-int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET); }
+int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 1); }
 
 SEC("cgroup/sendmsg6")
-int vsd_sendmsg6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6); }
+int vsd_sendmsg6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 1); }
 
 char LICENSE[] SEC("license") = "GPL";

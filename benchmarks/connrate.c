@@ -365,8 +365,9 @@ main(int argc, char **argv)
 	       quantile(cratio, reps, 0.75), cratio[0], cratio[reps - 1]);
 	if (stats) {
 		qsort(bpfns, reps, sizeof(double), cmp_double);
-		printf("BPF run time per connection (both ends): median %.0f ns (min %.0f, max %.0f)"
+		printf("BPF run time per connection (%s): median %.0f ns (min %.0f, max %.0f)"
 		       " = %.2f%% of an ungated connection's median time\n",
+		       server_outside ? "client side" : "both ends",
 		       quantile(bpfns, reps, 0.5), bpfns[0], bpfns[reps - 1],
 		       100.0 * quantile(bpfns, reps, 0.5) / (1e9 / quantile(un, reps, 0.5)));
 	}

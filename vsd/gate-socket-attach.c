@@ -167,12 +167,16 @@ gs_drop_conns(struct gate_socket *g, uint32_t vs_id)
 	struct vsd_conn_key k, next;
 	struct vsd_conn_val v;
 	int fd = g->map_fd[GS_MAP_CONNS], have = 0, n = 0;
+	long steps = 0;
 
 	/*
 	 * Deleting the current key would restart get_next_key at the head,
-	 * so delete the previous one only after stepping past it.
+	 * so delete the previous one only after stepping past it.  Entries
+	 * the kernel deletes meanwhile can restart the walk too; the bound
+	 * keeps a busy map from holding vsd here.
 	 */
-	while (bpf_map_get_next_key(fd, have ? &k : NULL, &next) == 0) {
+	while (steps++ < 4L * VSD_CONNS_MAX &&
+	       bpf_map_get_next_key(fd, have ? &k : NULL, &next) == 0) {
 		if (have && bpf_map_lookup_elem(fd, &k, &v) == 0 && v.vs_id == vs_id &&
 		    bpf_map_delete_elem(fd, &k) == 0)
 			n++;

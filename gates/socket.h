@@ -27,7 +27,9 @@
  * (the initiator, "src") to the side that accepted it ("dst").
  * The accept gate therefore builds the key of an accepted connection as
  *   src = getpeername(), dst = getsockname(), dir = VSD_DIR_ACTIVE
- * and finds the VS of the process that connected.
+ * and finds the VS of the process that connected
+ * (gate_socket_lookup_accepted() in vsd/gate-socket.h does exactly that;
+ * the map is pinned at VSD_BPFFS "/" <cgroup-root> "/" VSD_MAP_CONNS).
  *
  * Addresses are in network byte order; an IPv4 address (also an IPv4-mapped
  * IPv6 address, which is folded to AF_INET) sits in addr[0] with the rest 0.

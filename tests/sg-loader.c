@@ -12,10 +12,16 @@
  *   sg-loader ROOT conns
  *   sg-loader ROOT stats
  *   sg-loader ROOT purge
+ *   sg-loader ROOT accept ADDR     listen on ADDR (any port, printed as
+ *                                   "listening PORT"), accept one connection
+ *                                   and print the VS the map names for it,
+ *                                   as the accept gate looks it up
  *   sg-loader ROOT scale N CGBASE   time attach and detach of N VSs (cgroup
  *                                   dirs CGBASE/ROOT-<i>, made and removed)
  */
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +129,52 @@ scale(struct gate_socket *g, const char *root, int n, const char *base)
 	return r;
 }
 
+/* The accept gate's lookup, from another process than vsd. */
+static int
+accept_lookup(const char *root, const char *addr)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
+	struct sockaddr_in a4 = { .sin_family = AF_INET };
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct vsd_conn_val v;
+	int l, c, r, fd, one = 1, v6 = strchr(addr, ':') != NULL;
+	char buf[256];
+	ssize_t n;
+
+	if ((fd = gate_socket_conns_open(root)) < 0)
+		return fd;
+	if ((v6 && inet_pton(AF_INET6, addr, &a6.sin6_addr) != 1) ||
+	    (!v6 && inet_pton(AF_INET, addr, &a4.sin_addr) != 1))
+		return -EINVAL;
+	if ((l = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0)) < 0)
+		return -errno;
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(l, v6 ? (struct sockaddr *)&a6 : (struct sockaddr *)&a4,
+		 v6 ? sizeof(a6) : sizeof(a4)) < 0 || listen(l, 8) < 0 ||
+	    getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+		return -errno;
+	printf("listening %u\n", ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+				       : ((struct sockaddr_in *)&ss)->sin_port));
+	fflush(stdout);
+	if ((c = accept(l, NULL, NULL)) < 0)
+		return -errno;
+	r = gate_socket_lookup_accepted(fd, c, &v);
+	if (r == 0)
+		printf("vs=%u\n", v.vs_id);
+	else if (r == -ENOENT)
+		printf("vs=none\n");
+	fflush(stdout);
+	/* Echo until the client is done (sg-helper tcp waits for it). */
+	while ((n = read(c, buf, sizeof(buf))) > 0)
+		if (write(c, buf, n) != n)
+			break;
+	close(c);
+	close(l);
+	close(fd);
+	return r == -ENOENT ? 0 : r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -167,6 +219,8 @@ main(int argc, char **argv)
 			       (unsigned long long)st[VSD_STAT_CONNS_ADDED],
 			       (unsigned long long)st[VSD_STAT_CONNS_REMOVED],
 			       (unsigned long long)st[VSD_STAT_CONNS_FULL]);
+	} else if (!strcmp(cmd, "accept") && argc == 4) {
+		r = accept_lookup(argv[1], argv[3]);
 	} else if (!strcmp(cmd, "scale") && argc == 5) {
 		r = scale(g, argv[1], atoi(argv[3]), argv[4]);
 	} else if (!strcmp(cmd, "purge")) {

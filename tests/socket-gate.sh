@@ -75,7 +75,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 38
+plan 42
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -152,6 +152,23 @@ release b
 out=$(cat "$TMP/hold-b")
 check "a server in VS 2 answers with TOS 0xb8 on its SYN-ACK" '^synack_tos=184$' "$out"
 check "... and on its data" '^reply_tos=184$' "$out"
+
+# The accept gate's lookup, from another process, read-only: an accepted
+# socket's (getpeername, getsockname, ACTIVE) finds the connecting VS.
+# acc LISTEN-ADDR CONNECT-ADDR CGDIR|-: prints what the lookup found.
+acc() {
+	"$B/sg-loader" "$ROOT" accept "$1" > "$TMP/acc" 2>&1 &
+	accpid=$!
+	i=0
+	while ! grep -q listening "$TMP/acc" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	(in_cg "$3" "$B/sg-helper" tcp "$2" "$(sed -n 's/^listening //p' "$TMP/acc")") >/dev/null 2>&1
+	wait $accpid
+	grep -v listening "$TMP/acc"
+}
+check "accept-side lookup finds VS 1 (IPv4)" '^vs=1$' "$(acc 127.0.0.1 127.0.0.1 "$CG1")"
+check "accept-side lookup finds VS 1 (IPv6)" '^vs=1$' "$(acc ::1 ::1 "$CG1")"
+check "accept-side lookup finds VS 2 (IPv4 client, dual-stack listener)" '^vs=2$' "$(acc :: 127.0.0.1 "$CG2")"
+check "accept-side lookup finds no VS for a client outside" '^vs=none$' "$(acc 127.0.0.1 127.0.0.1 -)"
 
 # 10,000 connections later the map is empty again.
 out=$(in_cg "$CG1" "$B/sg-helper" many 127.0.0.1 "$p4" 10000 2>&1)

@@ -2,6 +2,8 @@
 /* Reading the socket gate's connection map and counters. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +13,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "util.h"
 #include "gate-socket.h"
 #include "gate-socket-priv.h"
 
@@ -86,4 +89,84 @@ gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
 		snprintf(a, sizeof(a), "?");
 	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
 	return buf;
+}
+
+int
+gate_socket_conns_open(const char *cgroup_root)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+	char path[PATH_MAX];
+	int fd, r;
+
+	while (*cgroup_root == '/')
+		cgroup_root++;
+	if ((r = path_fmt(path, sizeof(path), "%s/%s/%s", VSD_BPFFS, cgroup_root,
+			  VSD_MAP_CONNS)) < 0)
+		return r;
+	if ((fd = bpf_obj_get_opts(path, &opts)) < 0) {
+		r = -errno;
+		log_warn("socket gate: cannot open the connection map %s", path);
+		return r;
+	}
+	return fd;
+}
+
+/* One side of the key; keep in sync with conn_key() in gates/socket.bpf.c. */
+static int
+key_side(const struct sockaddr_storage *ss, uint8_t *family, uint32_t addr[4], uint16_t *port)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+	memset(addr, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		*family = AF_INET;
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			*family = AF_INET;
+			memcpy(addr, &in6->sin6_addr.s6_addr[12], 4);
+		} else {
+			*family = AF_INET6;
+			memcpy(addr, &in6->sin6_addr, 16);
+		}
+		*port = ntohs(in6->sin6_port);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
+int
+gate_socket_accepted_key(int sock_fd, struct vsd_conn_key *k)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+	uint8_t f1, f2;
+	int r;
+
+	if (getpeername(sock_fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(sock_fd, (struct sockaddr *)&self, &slen) < 0)
+		return -errno;
+	memset(k, 0, sizeof(*k));
+	if ((r = key_side(&peer, &f1, k->saddr, &k->sport)) < 0 ||
+	    (r = key_side(&self, &f2, k->daddr, &k->dport)) < 0)
+		return r;
+	if (f1 != f2)
+		return -EAFNOSUPPORT;
+	k->family = f1;
+	k->dir = VSD_DIR_ACTIVE;	/* recorded by the side that connected */
+	return 0;
+}
+
+int
+gate_socket_lookup_accepted(int conns_fd, int sock_fd, struct vsd_conn_val *v)
+{
+	struct vsd_conn_key k;
+	int r;
+
+	if ((r = gate_socket_accepted_key(sock_fd, &k)) < 0)
+		return r;
+	return bpf_map_lookup_elem(conns_fd, &k, v) < 0 ? -errno : 0;
 }

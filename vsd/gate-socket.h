@@ -74,6 +74,24 @@ const char *gate_socket_pindir(const struct gate_socket *g);
 /* The connection map's fd, for readers such as the accept gate. */
 int gate_socket_conns_fd(const struct gate_socket *g);
 
+/*
+ * For readers in other processes (the accept gate): the connection map of
+ * the vsd instance with this cgroup root, opened read-only from its pin.
+ * Returns the fd or -errno.
+ */
+int gate_socket_conns_open(const char *cgroup_root);
+/*
+ * The key under which the socket gate recorded the connecting side of an
+ * accepted TCP socket: src = getpeername(), dst = getsockname(),
+ * dir = VSD_DIR_ACTIVE, IPv4-mapped addresses folded to AF_INET.
+ */
+int gate_socket_accepted_key(int sock_fd, struct vsd_conn_key *k);
+/*
+ * The VS that made the connection sock_fd accepted: 0 and *v filled, or
+ * -ENOENT when the connecting side is in no VS (or not on this host).
+ */
+int gate_socket_lookup_accepted(int conns_fd, int sock_fd, struct vsd_conn_val *v);
+
 /* "127.0.0.1:80" / "[::1]:80" for one side of a key. */
 char *gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
 			   char *buf, size_t len);

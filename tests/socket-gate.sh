@@ -75,7 +75,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 42
+plan 44
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -221,6 +221,23 @@ check_not "detach drops the VS's open connections from the map" '^vs=1 ' "$out"
 release d
 out=$(in_cg "$CG1" "$B/sg-helper" tcp 127.0.0.1 "$p4" 2>&1)
 check "after detach the VS's SYN has TOS 0" '^syn_tos=0$' "$out"
+
+# Missing pieces, each in a private mount namespace so nothing else sees
+# it: no bpffs (the loader mounts one), no BTF (a clear error).
+if command -v unshare >/dev/null; then
+	out=$(unshare -m --propagation private sh -c '
+		umount /sys/fs/bpf 2>/dev/null
+		"$1/sg-loader" "$2" open && grep " /sys/fs/bpf bpf " /proc/self/mounts &&
+			"$1/sg-loader" "$2" purge' sh "$B" "$ROOT-ns" 2>&1)
+	check "without bpffs the loader mounts it" 'mounted bpffs on /sys/fs/bpf' "$out"
+	out=$(unshare -m --propagation private sh -c '
+		mount -t tmpfs vsd-test-nobtf /sys/kernel/btf && "$1/sg-loader" "$2" open' \
+		sh "$B" "$ROOT-nobtf" 2>&1)
+	check "without BTF the loader says what is missing" 'the kernel has no BTF' "$out"
+else
+	ok "# SKIP unshare(1) missing"
+	ok "# SKIP unshare(1) missing"
+fi
 
 # Purge removes the instance's whole pin directory.
 "$B/sg-loader" "$ROOT" purge >/dev/null 2>&1

@@ -230,15 +230,16 @@ int
 gate_socket_attached(struct gate_socket *g, uint32_t vs_id)
 {
 	char path[PATH_MAX];
-	int i, r, n = 0;
+	int r;
 
-	for (i = 0; i < GS_NHOOKS; i++) {
-		if ((r = gs_linkpath(g, vs_id, i, path, sizeof(path))) < 0)
-			return r;
-		if (access(path, F_OK) == 0)
-			n++;
-	}
-	return n == GS_NHOOKS ? 1 : 0;
+	/*
+	 * Attach pins all links or none (it rolls back), so one pin tells;
+	 * the sockops link, which records the connections, is the one that
+	 * matters most.  One access() per VS keeps 'vsctl list' cheap.
+	 */
+	if ((r = gs_linkpath(g, vs_id, GS_SOCKOPS, path, sizeof(path))) < 0)
+		return r;
+	return access(path, F_OK) == 0;
 }
 
 int

@@ -59,7 +59,7 @@ int gate_socket_update(struct gate_socket *g, uint64_t cgid, uint32_t vs_id,
  * are fine.
  */
 int gate_socket_detach(struct gate_socket *g, uint32_t vs_id);
-/* 1 if the VS has all its links pinned, 0 if none, -errno on error. */
+/* 1 if the VS's links are pinned (attached), 0 if not, -errno on error. */
 int gate_socket_attached(struct gate_socket *g, uint32_t vs_id);
 
 /* Calls fn for each recorded connection; stops at fn's first non-zero. */

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "gate-vs.h"
 #include "log.h"
@@ -95,6 +96,29 @@ gate_vs_detach(struct vsd *d, const struct vs *vs)
 	return gate_socket_detach(d->gate, vs->id);
 }
 
+/*
+ * The connection map's counters, read at most every 50 ms: 'vsctl list'
+ * shows them for every VS, and they are shared by all VSs.
+ */
+static int
+gate_stats(struct vsd *d, uint64_t st[VSD_STAT_MAX])
+{
+	static uint64_t cache[VSD_STAT_MAX];
+	static struct timespec when;
+	struct timespec now;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (when.tv_sec == 0 || (now.tv_sec - when.tv_sec) * 1000000000L +
+	    (now.tv_nsec - when.tv_nsec) > 50000000L) {
+		if ((r = gate_socket_stats(d->gate, cache)) < 0)
+			return r;
+		when = now;
+	}
+	memcpy(st, cache, sizeof(cache));
+	return 0;
+}
+
 static void
 json_u32_if(struct buf *b, const char *key, int set, uint32_t v)
 {
@@ -127,7 +151,7 @@ gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 	buf_printf(b, ", \"attached\": %s",
 		   d->gate && gate_socket_attached(d->gate, vs->id) == 1 ? "true" : "false");
 	if (d->gate)
-		gate_socket_stats(d->gate, st);
+		gate_stats(d, st);
 	/* The connection map is shared by all VSs; so is its counter. */
 	buf_printf(b, ", \"conns_full\": %" PRIu64 "}", st[VSD_STAT_CONNS_FULL]);
 }
@@ -159,7 +183,7 @@ gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b)
 	if (c->flags & VSD_CFG_PRIO)
 		buf_printf(b, ", priority %" PRIu32, c->priority);
 	buf_printf(b, "\n");
-	if (gate_socket_stats(d->gate, st) == 0)
+	if (gate_stats(d, st) == 0)
 		buf_printf(b, "connection map: %" PRIu64 " recorded, %" PRIu64 " removed, "
 			   "%" PRIu64 " not recorded because the map was full\n",
 			   st[VSD_STAT_CONNS_ADDED], st[VSD_STAT_CONNS_REMOVED],

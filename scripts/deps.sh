@@ -9,6 +9,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake libtool pkg-config clang llvm
       libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libfcgi-dev
+      libclang-rt-14-dev
       apache2 tcpdump iproute2 procps psmisc util-linux passwd python3
       gnuplot-nox"
 missing=

@@ -30,11 +30,11 @@ refused() {
 	fi
 }
 refused "--tos and --dscp both set the TOS byte" create www9 --cpu 1% --tos 0x28 --dscp EF
-refused "--tos 256 is out of range \(0-255\)" create www9 --cpu 1% --tos 256
-refused "--tos 0x1g is not a number" create www9 --cpu 1% --tos 0x1g
+refused "--tos 256 is over 255" create www9 --cpu 1% --tos 256
+refused "--tos 0x1g is not a TOS byte" create www9 --cpu 1% --tos 0x1g
 refused "--dscp AF44 is not a DSCP" create www9 --cpu 1% --dscp AF44
-refused "--dscp 64 is out of range \(0-63\)" create www9 --cpu 1% --dscp 64
-refused "--mark 4294967296 is out of range" create www9 --cpu 1% --mark 4294967296
+refused "--dscp 64 is over 63" create www9 --cpu 1% --dscp 64
+refused "--mark 4294967296 is over 0xffffffff" create www9 --cpu 1% --mark 4294967296
 refused "--tos and --dscp both" set www1 --tos 1 --dscp EF
 is "$(vsctl list --json | json '[v["name"] for v in d]')" '["www1", "www2"]' "refused creates made no VS"
 is "$(vsctl show www1 --json | json 'd["gate"]["tos"], d["gate"]["mark"], d["gate"]["attached"]')" \
@@ -147,6 +147,27 @@ is "$(vsctl conns --json | json "[c['vs'] for c in d if c['local'] == '$local_r'
 release r
 is "$(vsctl show www1 --json | json 'd["gate"]["tos"], d["gate"]["mark"], d["gate"]["attached"]')" \
 	"(136, 42, True)" "settings and attachment survive the restart"
+
+# A rule file's tos/dscp and mark reach the gate too (vsctl apply).
+RF=$(mktemp -d /tmp/vsd-test-sg-rules.XXXXXX)
+on_exit "rm -rf $RF"
+printf 'vs www1 cpu 10%%\nvs www2 cpu 10%%\nvs rul1 cpu 5%% dscp AF21 mark 7\n' > "$RF/a.rules"
+check "apply a rule file with dscp and mark" vsctl apply "$RF/a.rules"
+is "$(vsctl show rul1 --json | json 'd["gate"]["tos"], d["gate"]["mark"], d["gate"]["attached"]')" \
+	"(72, 7, True)" "a VS created by a rule file has the file's TOS and mark, attached"
+out=$(vsctl exec rul1 -- "$SGH" tcp 127.0.0.1 "$p4" 2>&1)
+like "$out" "syn_tos=72" "its SYN carries TOS 0x48 (AF21)"
+printf 'vs www1 cpu 10%%\nvs www2 cpu 10%%\nvs rul1 cpu 5%% tos 0x10\n' > "$RF/a.rules"
+check "apply the file changed to tos 0x10, no mark" vsctl apply "$RF/a.rules"
+is "$(vsctl show rul1 --json | json 'd["gate"]["tos"], d["gate"]["mark"]')" "(16, None)" \
+	"apply updates the gate settings in place"
+is "$(vsctl show www1 --json | json 'd["gate"]["tos"], d["gate"]["mark"]')" "(None, None)" \
+	"the file is the whole truth: www1's TOS and mark, absent from it, are cleared"
+rul_id=$(vsctl show rul1 --json | json 'd["id"]')
+printf 'vs www1 cpu 10%%\nvs www2 cpu 10%%\n' > "$RF/a.rules"
+check "apply --prune removes rul1" vsctl apply --prune "$RF/a.rules"
+[ -n "$rul_id" ] && [ ! -e "$PINS/vs$rul_id" ] && ok "nothing of rul1 (id $rul_id) left under $PINS" ||
+	fail "nothing of rul1 (id $rul_id) left under $PINS"
 
 # Destroy detaches everything of the VS.
 check "destroy www1" vsctl destroy www1

@@ -17,7 +17,7 @@ tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h 
 		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
 CLEANFILES += tests/sg-broken.bpf.o
 
-# TOS / DSCP / mark parsing (vsd/tos.c, linked from libvsd).
+# TOS / DSCP / mark parsing (vsd/util.c) and DSCP names (vsd/tos.c).
 check_PROGRAMS += tests/unit/test-tos
 tests_unit_test_tos_SOURCES = tests/unit/test-tos.c
 tests_unit_test_tos_LDADD = vsd/libgatesocket.a vsd/libvsd.a

@@ -9,6 +9,7 @@
 #include "gate-vs.h"
 #include "log.h"
 #include "tos.h"
+#include "util.h"
 
 int
 gate_opts_given(const struct request *req)
@@ -42,10 +43,11 @@ gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct r
 		c.flags &= ~VSD_CFG_TOS;
 		c.tos = 0;
 	} else if (dscp) {
+		/* parse_dscp gives the TOS byte: the DSCP is its upper six bits */
 		if ((r = parse_dscp(dscp, &v8, &why)) < 0)
 			return reply_err(rep, r, "%s: --dscp %.32s %s", cmd, dscp, why);
 		c.flags |= VSD_CFG_TOS;
-		c.tos = (uint8_t)(v8 << 2);	/* DSCP is the TOS byte's upper six bits */
+		c.tos = v8;
 	}
 	if (mark && !strcmp(mark, "none")) {
 		c.flags &= ~VSD_CFG_MARK;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "rules/rules.h"
 #include "util.h"
 
 #define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
@@ -233,6 +234,52 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* check: offline, no daemon and no root; argv[-1] is "check" itself. */
+static int
+do_check(const struct cmdspec *c, int argc, char **argv)
+{
+	return rules_check_main(argc + 1, argv - 1);
+}
+
+/* apply: vsd reads the file itself (it checks who owns it), so send a full path. */
+static int
+do_apply(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	const char *file = NULL;
+	int i, prune = 0, dry = 0, r;
+	char *abs;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--prune") == 0)
+			prune = 1;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return fail("apply: unknown option '%s'", argv[i]);
+		else if (file)
+			return fail("apply: one rule file at a time ('%s' is extra)", argv[i]);
+		else
+			file = argv[i];
+	}
+	if (!file)
+		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
+	if (!(abs = realpath(file, NULL)))
+		return fail("apply: %s: %s", file, strerror(errno));
+	proto_add(&req, "apply");
+	proto_addf(&req, "path=%s", abs);
+	if (prune)
+		proto_add(&req, "prune=1");
+	if (dry)
+		proto_add(&req, "dry-run=1");
+	free(abs);
+	r = call(&req, -1, 0);
+	buf_free(&req);
+	return r;
+}
+
 static const struct optspec limit_opts[] = {
 	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 },
 	/* the socket gate */
@@ -240,6 +287,7 @@ static const struct optspec limit_opts[] = {
 	{ NULL, 0 },
 };
 static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
+static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, { NULL, 0 } };
 
 static const struct cmdspec cmds[] = {
 	{ "create", do_remote, "name", limit_opts,
@@ -254,6 +302,9 @@ static const struct cmdspec cmds[] = {
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
+	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
+	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },
 };
 
 static void

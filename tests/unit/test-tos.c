@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Unit tests for vsd/tos.c: TOS, DSCP and mark parsing. */
+/* TOS, DSCP and mark parsing (util.c) and DSCP names (tos.c), as the socket gate uses them. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "tos.h"
+#include "util.h"
 
 static int n, failed;
 
@@ -38,7 +39,7 @@ dscp(const char *s, int want_r, int want)
 	char name[128];
 	int r = parse_dscp(s, &v, &why);
 
-	snprintf(name, sizeof(name), "dscp \"%s\" -> %d/%d%s%s", s, want_r, want,
+	snprintf(name, sizeof(name), "dscp \"%s\" -> %d/tos %d%s%s", s, want_r, want,
 		 why ? ": " : "", why ? why : "");
 	ok(r == want_r && (r < 0 || v == want), name);
 }
@@ -74,16 +75,16 @@ main(void)
 	tos(" 1", -EINVAL, 0);
 	tos("EF", -EINVAL, 0);
 
-	dscp("EF", 0, 46);
-	dscp("ef", 0, 46);
+	dscp("EF", 0, 184);
+	dscp("ef", 0, 184);
 	dscp("CS0", 0, 0);
-	dscp("cs7", 0, 56);
-	dscp("AF11", 0, 10);
-	dscp("AF43", 0, 38);
-	dscp("af22", 0, 20);
+	dscp("cs7", 0, 224);
+	dscp("AF11", 0, 40);
+	dscp("AF43", 0, 152);
+	dscp("af22", 0, 80);
 	dscp("0", 0, 0);
-	dscp("63", 0, 63);
-	dscp("0x3f", 0, 63);
+	dscp("63", 0, 252);
+	dscp("0x3f", 0, 252);
 	dscp("64", -ERANGE, 0);
 	dscp("AF44", -EINVAL, 0);
 	dscp("CS8", -EINVAL, 0);

@@ -9,6 +9,8 @@
  *                                        closing wait until HOLDFILE exists;
  *                                        then report what the wire showed
  *   sg-helper udp ADDR PORT connect|sendto
+ *   sg-helper hold ADDR PORT N FILE      N connections open at once until
+ *                                        FILE exists
  *   sg-helper many ADDR PORT N           N connect/close cycles (server
  *                                        closes first, so no TIME_WAIT here)
  *
@@ -334,6 +336,29 @@ do_many(const char *addr, unsigned port, long n)
 	return 0;
 }
 
+static int
+do_hold(const char *addr, unsigned port, long n, const char *file)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = mkaddr(addr, port, &ss);
+	int *s = calloc(n, sizeof(int));
+	long i;
+
+	if (!s)
+		die("calloc");
+	for (i = 0; i < n; i++)
+		if ((s[i] = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
+		    connect(s[i], (struct sockaddr *)&ss, len) < 0)
+			die("connect");
+	printf("connected\n");
+	while (access(file, F_OK) < 0)
+		usleep(10000);
+	for (i = 0; i < n; i++)
+		close(s[i]);
+	free(s);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -344,8 +369,10 @@ main(int argc, char **argv)
 		return do_tcp(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "udp"))
 		return do_udp(argv[2], atoi(argv[3]), argv[4]);
+	if (argc == 6 && !strcmp(argv[1], "hold"))
+		return do_hold(argv[2], atoi(argv[3]), atol(argv[4]), argv[5]);
 	if (argc == 5 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], atoi(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: sg-helper serve|tcp|udp|many ADDR PORT ...\n");
+	fprintf(stderr, "usage: sg-helper serve|tcp|udp|hold|many ADDR PORT ...\n");
 	return 2;
 }

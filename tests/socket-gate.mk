@@ -17,6 +17,14 @@ tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h 
 		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
 CLEANFILES += tests/sg-broken.bpf.o
 
+# The real gate with an 8-entry connection map, for the "map full" test.
+check_DATA += tests/sg-small.bpf.o
+tests/sg-small.bpf.o: $(srcdir)/gates/socket.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=8 \
+		-I$(builddir)/gates -I$(srcdir)/gates $(LIBBPF_CFLAGS) \
+		-c $(srcdir)/gates/socket.bpf.c -o $@
+CLEANFILES += tests/sg-small.bpf.o
+
 # TOS / DSCP / mark parsing (vsd/util.c) and DSCP names (vsd/tos.c).
 check_PROGRAMS += tests/unit/test-tos
 tests_unit_test_tos_SOURCES = tests/unit/test-tos.c

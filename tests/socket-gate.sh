@@ -40,7 +40,8 @@ cleanup() {
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	[ -d "/sys/fs/bpf/vsd/$ROOT" ] && "$B/sg-loader" "$ROOT" purge >/dev/null 2>&1
-	rmdir "$CG1" "$CG2" 2>/dev/null
+	rm -rf "/sys/fs/bpf/vsd/$ROOT-small"
+	rmdir "$CG1" "$CG2" "$CGBASE/vsd-test-$$-c" 2>/dev/null
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -75,7 +76,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 44
+plan 45
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -188,6 +189,22 @@ else
 	fail "every recorded connection was removed" "$out"
 fi
 check "no full-map failures" 'full=0$' "$out"
+
+# A full map is counted, not silently ignored: the real gate built with an
+# 8-entry map (tests/sg-small.bpf.o), its own pins, a third cgroup.
+CG3=$CGBASE/vsd-test-$$-c
+mkdir "$CG3"
+VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/sg-loader" "$ROOT-small" attach "$CG3" 1 >/dev/null 2>&1
+(in_cg "$CG3" "$B/sg-helper" hold 127.0.0.1 "$p4" 10 "$TMP/release-full") > "$TMP/hold-full" &
+fullpid=$!
+i=0
+while ! grep -q connected "$TMP/hold-full" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+out=$(VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/sg-loader" "$ROOT-small" stats 2>&1)
+check "10 connections into an 8-entry map: 2 counted as not recorded" 'added=8 .*full=2$' "$out"
+touch "$TMP/release-full"
+wait $fullpid
+VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/sg-loader" "$ROOT-small" purge >/dev/null 2>&1
+rmdir "$CG3"
 
 # New settings reach new sockets.
 "$B/sg-loader" "$ROOT" update "$CG1" 1 tos=0x10 >/dev/null 2>&1

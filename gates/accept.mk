@@ -1,0 +1,27 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The accept gate (issue 4): the vsd-gate supervisor, its test server/client
+# and its tests. Included from the top-level Makefile.am.
+bin_PROGRAMS += vsd/vsd-gate
+vsd_vsd_gate_SOURCES = \
+	vsd/gate-accept.h \
+	vsd/gate-accept.c \
+	vsd/gate-accept-bind.c \
+	vsd/gate-accept-conns.c \
+	vsd/gate-accept-queue.c \
+	vsd/gate-accept-share.c \
+	vsd/gate-accept-status.c \
+	vsd/gate-accept-vsd.c \
+	vsd/gate-accept-vstab.c \
+	vsd/supervisor.c
+vsd_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
+vsd_vsd_gate_LDADD = vsd/libvsd.a $(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lm
+
+# The "unmodified service" and the client the tests drive it with.
+check_PROGRAMS += tests/gate-server tests/gate-client
+tests_gate_server_SOURCES = tests/gate-server.c
+tests_gate_client_SOURCES = tests/gate-client.c
+tests_gate_client_LDADD = -lpthread
+
+TESTS += tests/gate-semantics.sh
+dist_noinst_SCRIPTS += tests/gate-semantics.sh
+dist_noinst_DATA += tests/gate-lib.sh

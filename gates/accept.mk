@@ -22,6 +22,6 @@ tests_gate_server_SOURCES = tests/gate-server.c
 tests_gate_client_SOURCES = tests/gate-client.c
 tests_gate_client_LDADD = -lpthread
 
-TESTS += tests/gate-semantics.sh
-dist_noinst_SCRIPTS += tests/gate-semantics.sh
+TESTS += tests/gate-semantics.sh tests/gate-policy.sh
+dist_noinst_SCRIPTS += tests/gate-semantics.sh tests/gate-policy.sh
 dist_noinst_DATA += tests/gate-lib.sh

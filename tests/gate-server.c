@@ -97,6 +97,13 @@ serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 	req[strcspn(req, "\n")] = '\0';
 	if (strncmp(req, "spin ", 5) == 0 || strstr(req, " spin "))
 		spin_ms(strtol(strstr(req, "spin ") + 5, NULL, 10));
+	if (strstr(req, " sock")) {
+		/* a socket created while serving belongs to the served VS */
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (s >= 0)
+			close(s);
+	}
 	if (have_addr && ss->ss_family == AF_INET) {
 		struct sockaddr_in *in = (void *)ss;
 

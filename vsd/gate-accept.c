@@ -43,6 +43,7 @@
 #define GATE_REFRESH_MIN_MS	200	/* at most this often on unknown ids */
 #define GATE_IDLE_HOME_MS	100	/* a thread waiting this long goes home */
 #define GATE_LISTEN_GC_MS	5000	/* drop our dup of an unused listener */
+#define GATE_ACTIVE_NS		10000000000ull	/* keep sampling a VS 10 s after its last connection */
 
 static struct seccomp_notif *req;
 static struct seccomp_notif_resp *resp;
@@ -175,8 +176,10 @@ drain(struct gate *g, struct glisten *l)
 		c->fd = fd;
 		c->t_enq = now;
 		c->vs_id = classify(g, c);
-		if ((v = vstab_find(&g->tab, c->vs_id)))
+		if ((v = vstab_find(&g->tab, c->vs_id))) {
 			share_sample_lazy(v, now);
+			v->active_t = now;
+		}
 		queue_push_tail(l, c, &g->tab);
 	}
 }
@@ -526,8 +529,18 @@ gate_tick(struct gate *g)
 	static uint64_t last_slow, last_sweep;
 	uint64_t now = now_ns();
 	struct glisten *l, **pl;
-	size_t queued = 0;
+	size_t queued = 0, i;
 
+	/* Keep the window of recently active VSs current, so a VS's first
+	 * connection after a pause is ranked by its real use, not by "no
+	 * history". This walks the table once per tick (10-100 ms), never per
+	 * decision. */
+	for (i = 0; i < g->tab.n; i++) {
+		struct gvs *v = &g->tab.v[i];
+
+		if (v->active_t && now - v->active_t < GATE_ACTIVE_NS)
+			share_sample_lazy(v, now);
+	}
 	for (l = g->listeners; l; l = l->next) {
 		if (l->queued) {
 			queue_sample_shares(l, &g->tab, now);

@@ -49,6 +49,7 @@ struct gvs {
 	double	 used_bp;		/* decaying average use, basis points of the machine */
 	int	 remaining_bp;		/* share_bp - used_bp */
 	uint64_t served;		/* connections handed over for this VS */
+	uint64_t active_t;		/* last time a connection of it was queued */
 };
 
 struct vstab {

@@ -199,7 +199,7 @@ write_file(const char *path, const char *s)
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, s, len);

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Name validation and option parsing: what vsctl and the rules accept. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "tap.h"
+#include "util.h"
+
+static void
+names(void)
+{
+	static const char *good[] = { "a", "www1", "shop_2", "a-b", "abcdefghijklmnopqrstuvwxyz01234" };
+	static const char *bad[] = { "", "1www", "Www", "-a", "_a", "a.b", "a/b", "..", ".daemon",
+				     "a b", "abcdefghijklmnopqrstuvwxyz012345", "www\n", "\xc3\xa9t\xc3\xa9" };
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(good); i++)
+		ok(vs_name_valid(good[i]), "name '%s' is valid", good[i]);
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		ok(!vs_name_valid(bad[i]) && vs_name_why(bad[i]) != NULL, "name #%zu is refused", i);
+	is_str(vs_name_why("1a"), "must start with a lower-case letter", "reason for a leading digit");
+}
+
+static void
+percents(void)
+{
+	static const struct { const char *s; int r; unsigned bp; } t[] = {
+		{ "50%", 0, 5000 }, { "50", 0, 5000 }, { "100%", 0, 10000 }, { "12.5%", 0, 1250 },
+		{ "0.01%", 0, 1 }, { "33.33", 0, 3333 }, { "7.05%", 0, 705 },
+		{ "0%", -ERANGE, 0 }, { "0.00", -ERANGE, 0 }, { "100.01%", -ERANGE, 0 },
+		{ "150%", -ERANGE, 0 }, { "99999999999%", -ERANGE, 0 },
+		{ "", -EINVAL, 0 }, { "%", -EINVAL, 0 }, { "-5%", -EINVAL, 0 }, { "5%%", -EINVAL, 0 },
+		{ "1.234%", -EINVAL, 0 }, { "abc", -EINVAL, 0 }, { "5.%", -EINVAL, 0 }, { ".5%", -EINVAL, 0 },
+		{ "5 %", -EINVAL, 0 }, { "0x10", -EINVAL, 0 },
+	};
+	char buf[16];
+	const char *why;
+	unsigned bp;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		int r = parse_percent(t[i].s, &bp, &why);
+
+		ok(r == t[i].r && (r < 0 ? why != NULL : bp == t[i].bp),
+		   "percent '%s' -> %d (%u)", t[i].s, t[i].r, t[i].bp);
+	}
+	is_str(fmt_percent(5000, buf, sizeof(buf)), "50%", "format 50%%");
+	is_str(fmt_percent(1250, buf, sizeof(buf)), "12.5%", "format 12.5%%");
+	is_str(fmt_percent(705, buf, sizeof(buf)), "7.05%", "format 7.05%%");
+	parse_percent("150%", &bp, &why);
+	is_str(why, "is over 100%", "reason for 150%%");
+}
+
+static void
+sizes(void)
+{
+	static const struct { const char *s; int r; uint64_t v; } t[] = {
+		{ "512", 0, 512 }, { "64K", 0, 65536 }, { "64k", 0, 65536 }, { "256M", 0, 268435456 },
+		{ "2G", 0, 2147483648ULL }, { "1T", 0, 1099511627776ULL }, { "2GiB", 0, 2147483648ULL },
+		{ "10MB", 0, 10485760 }, { "100B", 0, 100 },
+		{ "0", -ERANGE, 0 }, { "99999999999999999999", -ERANGE, 0 }, { "9999999999T", -ERANGE, 0 },
+		{ "", -EINVAL, 0 }, { "M", -EINVAL, 0 }, { "12Q", -EINVAL, 0 }, { "-1G", -EINVAL, 0 },
+		{ "1.5G", -EINVAL, 0 }, { "1G ", -EINVAL, 0 }, { "1GG", -EINVAL, 0 },
+	};
+	const char *why;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		int r = parse_size(t[i].s, &v, &why);
+
+		ok(r == t[i].r && (r < 0 || v == t[i].v), "size '%s' -> %d", t[i].s, t[i].r);
+	}
+}
+
+static void
+numbers(void)
+{
+	const char *why;
+	uint64_t v;
+
+	ok(parse_u64("42", 1, 100, &v, &why) == 0 && v == 42, "u64 42 in [1,100]");
+	ok(parse_u64("0", 1, 100, &v, &why) == -ERANGE, "u64 0 below min");
+	ok(parse_u64("101", 1, 100, &v, &why) == -ERANGE, "u64 101 above max");
+	ok(parse_u64("+5", 1, 100, &v, &why) == -EINVAL, "u64 with a sign");
+	ok(parse_u64("5x", 1, 100, &v, &why) == -EINVAL, "u64 with junk");
+	ok(parse_u64("18446744073709551616", 0, UINT64_MAX, &v, &why) == -ERANGE, "u64 overflow");
+}
+
+int
+main(void)
+{
+	names();
+	percents();
+	sizes();
+	numbers();
+	return tap_done();
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* cgroup v2 interface files: the whole tree on a pure-v2 host, the BPF
+ * attach point (no controllers) on a hybrid one. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+
+#define V2_PERIOD_US	100000ULL
+#define V2_DAEMON_LEAF	".daemon"	/* not a valid VS name, so it cannot collide */
+
+static int
+v2_write(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
+		return r;
+	return write_file(path, val);
+}
+
+static int
+v2_read(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
+		return r;
+	return read_file(path, buf, len);
+}
+
+static int
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p = list;
+
+	while ((p = strstr(p, word)) != NULL) {
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0' || p[n] == '\n'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+/* Enable the controllers we need for the children of dir. */
+static int
+v2_delegate(const char *dir, const char *want)
+{
+	char have[256], path[PATH_MAX];
+	int r;
+
+	if ((r = v2_read(dir, "cgroup.subtree_control", have, sizeof(have))) < 0) {
+		log_warnx("%s: read %s/cgroup.subtree_control: %s", __func__, dir, strerror(-r));
+		return r;
+	}
+	if (has_word(have, "cpu") && has_word(have, "memory") && has_word(have, "pids"))
+		return 0;
+	if ((r = v2_write(dir, "cgroup.subtree_control", want)) < 0) {
+		path_fmt(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		if (r == -EBUSY)
+			log_warnx("cannot enable controllers in %s: the cgroup holds processes "
+				  "(start vsd in a cgroup of its own, e.g. systemd Delegate=yes)", path);
+		else
+			log_warnx("write %s: %s", path, strerror(-r));
+	}
+	return r;
+}
+
+static int
+v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
+{
+	char owndir[PATH_MAX], leaf[PATH_MAX], ctl[256], pid[32];
+	const char *own = h->own, *base = h->base;
+	int r;
+
+	if (!(h->roles & (CG_R_CPU | CG_R_MEM | CG_R_PIDS)))
+		return 0;	/* hybrid cgroup2: no controllers, no rule to obey */
+	if ((r = path_fmt(owndir, sizeof(owndir), "%s%s", h->mnt, strcmp(own, "/") ? own : "")) < 0 ||
+	    (r = path_fmt(leaf, sizeof(leaf), "%s/%s", base, V2_DAEMON_LEAF)) < 0)
+		return r;
+	if ((r = v2_read(owndir, "cgroup.controllers", ctl, sizeof(ctl))) < 0)
+		return r;
+	if (!has_word(ctl, "cpu") || !has_word(ctl, "memory") || !has_word(ctl, "pids")) {
+		log_warnx("%s: controllers cpu, memory and pids must be delegated (have: %s)",
+			  owndir, ctl[0] ? ctl : "none");
+		return -EOPNOTSUPP;
+	}
+	/*
+	 * A non-root cgroup can enable controllers for its children only while it
+	 * holds no processes itself, so vsd first moves into a leaf of its own tree.
+	 */
+	if ((r = cg_mkdir(cg, leaf)) < 0)
+		return r;
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if ((r = v2_write(leaf, "cgroup.procs", pid)) < 0) {
+		log_warnx("move vsd into %s: %s", leaf, strerror(-r));
+		return r;
+	}
+	if (strcmp(own, "/") != 0 && (r = v2_delegate(owndir, "+cpu +memory +pids")) < 0)
+		return r;
+	return v2_delegate(base, "+cpu +memory +pids");
+}
+
+static int
+v2_set_cpu(const char *dir, unsigned bp)
+{
+	char val[32];
+
+	/* cpu.weight is 1..10000, basis points map onto it one to one. */
+	snprintf(val, sizeof(val), "%u", bp < 1 ? 1 : bp > 10000 ? 10000 : bp);
+	return v2_write(dir, "cpu.weight", val);
+}
+
+static int
+v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
+{
+	unsigned long long quota;
+	char val[64];
+
+	if (bp == 0)
+		return v2_write(dir, "cpu.max", "max 100000");
+	quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
+	if (quota < 1000)
+		quota = 1000;
+	snprintf(val, sizeof(val), "%llu %llu", quota, V2_PERIOD_US);
+	return v2_write(dir, "cpu.max", val);
+}
+
+static int
+v2_set_u64_or_max(const char *dir, const char *file, uint64_t v)
+{
+	char val[32];
+
+	if (v == 0)
+		return v2_write(dir, file, "max");
+	snprintf(val, sizeof(val), "%" PRIu64, v);
+	return v2_write(dir, file, val);
+}
+
+static int
+v2_set_mem(const char *dir, uint64_t bytes)
+{
+	return v2_set_u64_or_max(dir, "memory.max", bytes);
+}
+
+static int
+v2_set_pids(const char *dir, uint64_t n)
+{
+	return v2_set_u64_or_max(dir, "pids.max", n);
+}
+
+static int
+v2_read_u64(const char *dir, const char *file, uint64_t *v)
+{
+	char buf[64], *end;
+	int r;
+
+	if ((r = v2_read(dir, file, buf, sizeof(buf))) < 0)
+		return r;
+	*v = strtoull(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
+static int
+v2_cpu_usage(const char *dir, uint64_t *usec)
+{
+	char buf[1024], *p;
+	int r;
+
+	if ((r = v2_read(dir, "cpu.stat", buf, sizeof(buf))) < 0)
+		return r;
+	if (!(p = strstr(buf, "usage_usec ")))
+		return -EINVAL;
+	*usec = strtoull(p + strlen("usage_usec "), NULL, 10);
+	return 0;
+}
+
+static int
+v2_mem_usage(const char *dir, uint64_t *bytes)
+{
+	return v2_read_u64(dir, "memory.current", bytes);
+}
+
+static int
+v2_pids_usage(const char *dir, uint64_t *n)
+{
+	return v2_read_u64(dir, "pids.current", n);
+}
+
+static int
+v2_kill_all(const char *dir)
+{
+	int r = v2_write(dir, "cgroup.kill", "1");	/* cgroup.kill needs Linux 5.14 */
+
+	return r == -ENOENT ? -EOPNOTSUPP : r;
+}
+
+const struct cg_ops cg_v2_ops = {
+	.name = "v2",
+	.prepare = v2_prepare,
+	.set_cpu = v2_set_cpu,
+	.set_cpu_max = v2_set_cpu_max,
+	.set_mem = v2_set_mem,
+	.set_pids = v2_set_pids,
+	.cpu_usage = v2_cpu_usage,
+	.mem_usage = v2_mem_usage,
+	.pids_usage = v2_pids_usage,
+	.kill_all = v2_kill_all,
+};

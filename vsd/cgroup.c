@@ -1,0 +1,564 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Layout detection and the per-VS operations common to every layout. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/magic.h>
+
+#include "cgroup.h"
+#include "log.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+const char *
+cg_layout_name(enum cg_layout l)
+{
+	switch (l) {
+	case CG_UNIFIED: return "unified";
+	case CG_HYBRID: return "hybrid";
+	case CG_LEGACY: return "legacy";
+	}
+	return "?";
+}
+
+/*
+ * The cgroup vsd runs in, for one hierarchy, from /proc/self/cgroup:
+ * ctl names a v1 controller, or is NULL for the cgroup2 line ("0::/path").
+ */
+static int
+own_cgroup(const char *proc_cgroup, const char *ctl, char *out, size_t len)
+{
+	char line[PATH_MAX + 128];
+	FILE *f;
+	int r = -ENOENT;
+
+	if (!(f = fopen(proc_cgroup, "re")))
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2, *tok, *save;
+
+		if (!c1 || !(c2 = strchr(c1 + 1, ':')))
+			continue;
+		*c1 = '\0';
+		*c2 = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		if (!ctl) {
+			if (strcmp(line, "0") != 0 || c1[1] != '\0')
+				continue;
+		} else {
+			int found = 0;
+
+			for (tok = strtok_r(c1 + 1, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+				found |= strcmp(tok, ctl) == 0;
+			if (!found)
+				continue;
+		}
+		r = path_fmt(out, len, "%s", c2 + 1);
+		break;
+	}
+	fclose(f);
+	return r;
+}
+
+/* vsd may already sit in <own>/<root>/.daemon (pure v2, after a restart). */
+static void
+strip_daemon_leaf(char *own, const char *root)
+{
+	char tail[128];
+	size_t n = strlen(own), t;
+
+	snprintf(tail, sizeof(tail), "/%s/.daemon", root);
+	t = strlen(tail);
+	if (n >= t && strcmp(own + n - t, tail) == 0) {
+		own[n - t] = '\0';
+		if (own[0] == '\0')
+			strcpy(own, "/");
+	}
+}
+
+static int
+add_hier(struct cg_ctx *cg, const char *mnt, const char *proc_cgroup, const char *ctl,
+	 unsigned roles, const struct cg_ops *ops)
+{
+	char own[PATH_MAX], real[PATH_MAX];
+	struct cg_hier *h;
+	int i, r;
+
+	if (!realpath(mnt, real)) {
+		log_warn("cgroup hierarchy %s", mnt);
+		return -errno;
+	}
+	/* cpu and cpuacct are often one mount (cpu,cpuacct) behind two links. */
+	for (i = 0; i < cg->nhier; i++) {
+		if (strcmp(cg->hier[i].mnt, real) == 0) {
+			cg->hier[i].roles |= roles;
+			return 0;
+		}
+	}
+	if (cg->nhier == CG_HIER_MAX)
+		return -E2BIG;
+	if ((r = own_cgroup(proc_cgroup, ctl, own, sizeof(own))) < 0) {
+		log_warnx("%s: no %s line in %s", __func__, ctl ? ctl : "cgroup2", proc_cgroup);
+		return r;
+	}
+	strip_daemon_leaf(own, cg->root);
+	h = &cg->hier[cg->nhier];
+	if ((r = path_fmt(h->mnt, sizeof(h->mnt), "%s", real)) < 0 ||
+	    (r = path_fmt(h->base, sizeof(h->base), "%s%s/%s", real,
+			  strcmp(own, "/") ? own : "", cg->root)) < 0)
+		return r;
+	h->roles = roles;
+	h->ops = ops;
+	snprintf(h->ctl, sizeof(h->ctl), "%s", ctl ? ctl : "");
+	snprintf(h->own, sizeof(h->own), "%s", own);
+	cg->nhier++;
+	return 0;
+}
+
+int
+cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
+	       const char *proc_cgroup, const char *root)
+{
+	static const struct { const char *ctl; unsigned roles; } v1[] = {
+		{ "cpu", CG_R_CPU | CG_R_PRIMARY },
+		{ "cpuacct", CG_R_CPUACCT },
+		{ "memory", CG_R_MEM },
+		{ "pids", CG_R_PIDS },
+	};
+	char mnt[PATH_MAX];
+	size_t i;
+	int r;
+
+	memset(cg, 0, sizeof(*cg));
+	if (!vs_name_valid(root)) {
+		log_warnx("cgroup root '%s' %s", root, vs_name_why(root));
+		return -EINVAL;
+	}
+	snprintf(cg->root, sizeof(cg->root), "%s", root);
+	cg->layout = l;
+	cg->ncpu = (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
+	if (l == CG_UNIFIED)
+		return add_hier(cg, mnt_root, proc_cgroup, NULL,
+				CG_R_CPU | CG_R_CPUACCT | CG_R_MEM | CG_R_PIDS | CG_R_BPF | CG_R_PRIMARY,
+				&cg_v2_ops);
+	for (i = 0; i < ARRAY_SIZE(v1); i++) {
+		if ((r = path_fmt(mnt, sizeof(mnt), "%s/%s", mnt_root, v1[i].ctl)) < 0 ||
+		    (r = add_hier(cg, mnt, proc_cgroup, v1[i].ctl, v1[i].roles, &cg_v1_ops)) < 0)
+			return r;
+	}
+	if (l == CG_HYBRID) {
+		if ((r = path_fmt(mnt, sizeof(mnt), "%s/unified", mnt_root)) < 0 ||
+		    (r = add_hier(cg, mnt, proc_cgroup, NULL, CG_R_BPF, &cg_v2_ops)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, const char *root)
+{
+	char unified[PATH_MAX];
+	struct statfs sfs;
+	enum cg_layout l;
+
+	if (statfs(mnt_root, &sfs) < 0) {
+		log_warn("statfs %s", mnt_root);
+		return -errno;
+	}
+	if ((unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC) {
+		l = CG_UNIFIED;
+	} else if ((unsigned long)sfs.f_type == TMPFS_MAGIC) {
+		snprintf(unified, sizeof(unified), "%s/unified", mnt_root);
+		l = statfs(unified, &sfs) == 0 && (unsigned long)sfs.f_type == CGROUP2_SUPER_MAGIC ?
+			CG_HYBRID : CG_LEGACY;
+	} else {
+		log_warnx("%s is neither cgroup2 nor a tmpfs of cgroup v1 mounts", mnt_root);
+		return -ENOTSUP;
+	}
+	return cg_init_layout(cg, l, mnt_root, proc_cgroup, root);
+}
+
+int
+cg_mkdir(struct cg_ctx *cg, const char *dir)
+{
+	if (mkdir(dir, 0755) < 0) {
+		if (errno != EEXIST)
+			return -errno;
+		return 0;	/* adopt: an existing directory is ours from before */
+	}
+	return cg->mkdir_hook ? cg->mkdir_hook(dir) : 0;
+}
+
+int
+cg_prepare(struct cg_ctx *cg)
+{
+	int i, r;
+
+	for (i = 0; i < cg->nhier; i++) {
+		struct cg_hier *h = &cg->hier[i];
+
+		if ((r = cg_mkdir(cg, h->base)) < 0) {
+			log_warnx("mkdir %s: %s", h->base, strerror(-r));
+			return r;
+		}
+		if ((r = h->ops->prepare(cg, h)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+void
+cg_release(struct cg_ctx *cg)
+{
+	int i;
+
+	for (i = cg->nhier - 1; i >= 0; i--) {
+		if (cg->rmdir_hook)
+			cg->rmdir_hook(cg->hier[i].base);
+		rmdir(cg->hier[i].base);	/* fails, as it should, while VSs remain */
+	}
+}
+
+int
+cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len)
+{
+	if (!vs_name_valid(vs))
+		return -EINVAL;	/* never build a path from an unchecked name */
+	return path_fmt(buf, len, "%s/%s", cg->hier[h].base, vs);
+}
+
+int
+cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old)
+{
+	const struct vs_limits *l = &vs->lim;
+	char dir[PATH_MAX];
+	int i, r;
+
+	for (i = 0; i < cg->nhier; i++) {
+		const struct cg_hier *h = &cg->hier[i];
+		const struct cg_ops *o = h->ops;
+		const char *what = NULL;
+
+		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0)
+			return r;
+		r = 0;
+		if ((h->roles & CG_R_CPU) && r == 0 && (!old || old->cpu != l->cpu))
+			r = o->set_cpu(dir, l->cpu), what = "cpu share";
+		if ((h->roles & CG_R_CPU) && r == 0 && (old ? old->cpu_max != l->cpu_max : l->cpu_max != 0))
+			r = o->set_cpu_max(dir, l->cpu_max, cg->ncpu), what = "cpu cap";
+		if ((h->roles & CG_R_MEM) && r == 0 && (old ? old->mem_max != l->mem_max : l->mem_max != 0))
+			r = o->set_mem(dir, l->mem_max), what = "memory limit";
+		if ((h->roles & CG_R_PIDS) && r == 0 && (old ? old->pids_max != l->pids_max : l->pids_max != 0))
+			r = o->set_pids(dir, l->pids_max), what = "pids limit";
+		if (r < 0) {
+			log_warnx("%s: set %s in %s: %s", vs->name, what, dir, strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+int
+cg_vs_create(struct cg_ctx *cg, struct vs *vs)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int i, r;
+
+	for (i = 0; i < cg->nhier; i++) {
+		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0 ||
+		    (r = cg_mkdir(cg, dir)) < 0) {
+			log_warnx("%s: mkdir %s: %s", vs->name, dir, strerror(-r));
+			goto fail;
+		}
+		if (cg->hier[i].roles & CG_R_BPF) {
+			if (stat(dir, &st) < 0) {
+				r = -errno;
+				goto fail;
+			}
+			vs->cg2_id = st.st_ino;
+		}
+	}
+	if ((r = cg_vs_apply(cg, vs, NULL)) < 0)
+		goto fail;
+	return 0;
+fail:
+	cg_vs_remove(cg, vs);
+	return r;
+}
+
+int
+cg_vs_exists(const struct cg_ctx *cg, const struct vs *vs)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	int i;
+
+	for (i = 0; i < cg->nhier; i++) {
+		if (cg_vs_path(cg, i, vs->name, dir, sizeof(dir)) < 0 ||
+		    stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int
+cg_vs_remove(struct cg_ctx *cg, const struct vs *vs)
+{
+	char dir[PATH_MAX];
+	int i, tries, r = 0;
+
+	for (i = cg->nhier - 1; i >= 0; i--) {
+		if (cg_vs_path(cg, i, vs->name, dir, sizeof(dir)) < 0)
+			continue;
+		if (cg->rmdir_hook)
+			cg->rmdir_hook(dir);
+		/* A killed task leaves its cgroup a moment after it is reaped. */
+		for (tries = 0; rmdir(dir) < 0; tries++) {
+			if (errno == ENOENT)
+				break;
+			if (errno != EBUSY || tries == 100) {
+				log_warn("%s: rmdir %s", vs->name, dir);
+				r = -errno;
+				break;
+			}
+			sleep_ms(20);
+		}
+	}
+	return r;
+}
+
+static int
+read_procs(const char *dir, pid_t **pids, size_t *n)
+{
+	char path[PATH_MAX], line[32];
+	size_t cap = 0;
+	pid_t *p = NULL, *np;
+	FILE *f;
+	int r;
+
+	*pids = NULL;
+	*n = 0;
+	if ((r = path_fmt(path, sizeof(path), "%s/cgroup.procs", dir)) < 0)
+		return r;
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			if (!(np = realloc(p, cap * sizeof(*p)))) {
+				free(p);
+				fclose(f);
+				return -ENOMEM;
+			}
+			p = np;
+		}
+		p[(*n)++] = (pid_t)atoi(line);
+	}
+	fclose(f);
+	*pids = p;
+	return 0;
+}
+
+static int
+hier_with(const struct cg_ctx *cg, unsigned role)
+{
+	int i;
+
+	for (i = 0; i < cg->nhier; i++)
+		if (cg->hier[i].roles & role)
+			return i;
+	return -1;
+}
+
+int
+cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n)
+{
+	char dir[PATH_MAX];
+	int h = hier_with(cg, CG_R_PRIMARY), r;
+
+	if ((r = cg_vs_path(cg, h, vs->name, dir, sizeof(dir))) < 0)
+		return r;
+	return read_procs(dir, pids, n);
+}
+
+int
+pidfd_pid(int pidfd, pid_t *pid)
+{
+	char path[64], buf[4096], *p;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	if ((r = read_file(path, buf, sizeof(buf))) < 0)
+		return r;
+	if (!(p = strstr(buf, "\nPid:")))
+		return -EBADF;	/* not a pidfd */
+	*pid = (pid_t)strtol(p + 5, NULL, 10);
+	return *pid > 0 ? 0 : -ESRCH;
+}
+
+static int
+pid_in(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Kill what is left by pid, through pidfds: a pid is only signalled after its
+ * pidfd is open and the pid is still seen in the cgroup, so a reused pid of a
+ * process elsewhere is never hit.
+ */
+static int
+kill_by_pidfd(const char *dir)
+{
+	pid_t *pids, *again;
+	size_t n, m, i;
+	int r, fd, found = 0;
+
+	if ((r = read_procs(dir, &pids, &n)) < 0)
+		return r;
+	for (i = 0; i < n; i++) {
+		fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
+		if (fd < 0)
+			continue;
+		if (read_procs(dir, &again, &m) == 0) {
+			if (pid_in(again, m, pids[i]) &&
+			    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
+				found++;
+			free(again);
+		}
+		close(fd);
+	}
+	free(pids);
+	return found;
+}
+
+int
+cg_vs_kill(struct cg_ctx *cg, const struct vs *vs)
+{
+	char dir[PATH_MAX];
+	int i, round, left, r;
+
+	for (round = 0; round < 250; round++) {
+		left = 0;
+		for (i = 0; i < cg->nhier; i++) {
+			pid_t *pids;
+			size_t n;
+
+			if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0)
+				return r;
+			if (read_procs(dir, &pids, &n) < 0)
+				continue;
+			free(pids);
+			if (n == 0)
+				continue;
+			left += (int)n;
+			if (cg->hier[i].ops->kill_all(dir) < 0)
+				kill_by_pidfd(dir);
+		}
+		if (left == 0)
+			return 0;
+		sleep_ms(20);
+	}
+	log_warnx("%s: processes still alive after SIGKILL", vs->name);
+	return -EBUSY;
+}
+
+/* Where pid sits now in hierarchy h, as a directory, for rolling back a move. */
+static int
+current_dir(const struct cg_ctx *cg, int h, pid_t pid, char *buf, size_t len)
+{
+	char proc[64], own[PATH_MAX];
+	int r;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	if ((r = own_cgroup(proc, cg->hier[h].ctl[0] ? cg->hier[h].ctl : NULL, own, sizeof(own))) < 0)
+		return r;
+	return path_fmt(buf, len, "%s%s", cg->hier[h].mnt, own);
+}
+
+int
+cg_vs_attach(struct cg_ctx *cg, const struct vs *vs, int pidfd)
+{
+	char dir[PATH_MAX], path[PATH_MAX], old[CG_HIER_MAX][PATH_MAX], spid[32];
+	pid_t pid, after;
+	int i, j, r;
+
+	if ((r = pidfd_pid(pidfd, &pid)) < 0)
+		return r;
+	for (i = 0; i < cg->nhier; i++)
+		if ((r = current_dir(cg, i, pid, old[i], sizeof(old[i]))) < 0)
+			return r == -ENOENT ? -ESRCH : r;
+	snprintf(spid, sizeof(spid), "%d", (int)pid);
+	for (i = 0; i < cg->nhier; i++) {
+		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0 ||
+		    (r = path_fmt(path, sizeof(path), "%s/cgroup.procs", dir)) < 0 ||
+		    (r = write_file(path, spid)) < 0) {
+			log_warnx("%s: move %d into %s: %s", vs->name, (int)pid, dir, strerror(-r));
+			/* Half in a VS is worse than not in it: put it back. */
+			for (j = 0; j < i; j++)
+				if (path_fmt(path, sizeof(path), "%s/cgroup.procs", old[j]) == 0)
+					write_file(path, spid);
+			return r;
+		}
+	}
+	/* The pidfd tells whether the process we meant is still the one behind pid. */
+	if ((r = pidfd_pid(pidfd, &after)) < 0 || after != pid)
+		return -ESRCH;
+	return 0;
+}
+
+int
+cg_vs_usage(const struct cg_ctx *cg, const struct vs *vs, struct cg_usage *u)
+{
+	char dir[PATH_MAX];
+	int i, r;
+
+	memset(u, 0, sizeof(*u));
+	for (i = 0; i < cg->nhier; i++) {
+		const struct cg_hier *h = &cg->hier[i];
+
+		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0)
+			return r;
+		if ((h->roles & CG_R_CPUACCT) && (r = h->ops->cpu_usage(dir, &u->cpu_usec)) < 0)
+			return r;
+		if ((h->roles & CG_R_MEM) && (r = h->ops->mem_usage(dir, &u->mem_bytes)) < 0)
+			return r;
+		if ((h->roles & CG_R_PIDS) && (r = h->ops->pids_usage(dir, &u->pids)) < 0)
+			return r;
+	}
+	return 0;
+}
+
+int
+cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t len)
+{
+	int h = hier_with(cg, CG_R_BPF);
+
+	if (h < 0)
+		return -ENOENT;
+	return cg_vs_path(cg, h, vs->name, buf, len);
+}

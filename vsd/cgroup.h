@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The cgroup backend. The layout (pure v2, hybrid, legacy v1) is detected once;
+ * its differences stay in cgroup-v1.c and cgroup-v2.c behind struct cg_ops.
+ * A VS has one directory per hierarchy in use:
+ *   <mount of the hierarchy><cgroup vsd runs in>/<cgroup-root>/<vs name>
+ */
+#ifndef VSD_CGROUP_H
+#define VSD_CGROUP_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vs.h"
+
+enum cg_layout { CG_UNIFIED, CG_HYBRID, CG_LEGACY };
+
+/* What a hierarchy carries for us. */
+#define CG_R_CPU	(1u << 0)	/* shares/weight and quota */
+#define CG_R_CPUACCT	(1u << 1)	/* cpu usage */
+#define CG_R_MEM	(1u << 2)
+#define CG_R_PIDS	(1u << 3)
+#define CG_R_BPF	(1u << 4)	/* cgroup2: where the gates attach */
+#define CG_R_PRIMARY	(1u << 5)	/* the one whose cgroup.procs vsd reads */
+
+struct cg_ctx;
+struct cg_hier;
+
+struct cg_ops {
+	const char *name;
+	/* Make the hierarchy's cgroup-root directory (h->base, which exists) ready for VSs. */
+	int (*prepare)(struct cg_ctx *cg, const struct cg_hier *h);
+	int (*set_cpu)(const char *dir, unsigned bp);
+	int (*set_cpu_max)(const char *dir, unsigned bp, unsigned ncpu);
+	int (*set_mem)(const char *dir, uint64_t bytes);
+	int (*set_pids)(const char *dir, uint64_t n);
+	int (*cpu_usage)(const char *dir, uint64_t *usec);
+	int (*mem_usage)(const char *dir, uint64_t *bytes);
+	int (*pids_usage)(const char *dir, uint64_t *n);
+	/* Kill every process in dir, or -EOPNOTSUPP if the hierarchy cannot. */
+	int (*kill_all)(const char *dir);
+};
+
+extern const struct cg_ops cg_v1_ops, cg_v2_ops;
+
+#define CG_HIER_MAX	5
+
+struct cg_hier {
+	char		 mnt[PATH_MAX];		/* mount point */
+	char		 base[PATH_MAX];	/* mnt + own cgroup + "/" + root */
+	char		 own[PATH_MAX];		/* the cgroup vsd runs in, in this hierarchy */
+	char		 ctl[16];		/* v1 controller name, "" for cgroup2 */
+	unsigned	 roles;			/* CG_R_* */
+	const struct cg_ops *ops;
+};
+
+struct cg_ctx {
+	enum cg_layout	 layout;
+	char		 root[64];		/* --cgroup-root */
+	unsigned	 ncpu;
+	int		 nhier;
+	struct cg_hier	 hier[CG_HIER_MAX];
+	/* Tests only: stand in for the kernel, which creates a cgroup's interface
+	 * files on mkdir and removes them on rmdir. */
+	int		(*mkdir_hook)(const char *dir);
+	void		(*rmdir_hook)(const char *dir);
+};
+
+const char *cg_layout_name(enum cg_layout l);
+
+/* Detect the layout under mnt_root ("/sys/fs/cgroup") and find vsd's own cgroup
+ * from proc_cgroup ("/proc/self/cgroup"). Creates nothing. */
+int cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, const char *root);
+/* As cg_init, for a given layout; the unit tests use it on a directory tree. */
+int cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
+		   const char *proc_cgroup, const char *root);
+/* Create the cgroup-root directories (and delegate controllers on v2). */
+int cg_prepare(struct cg_ctx *cg);
+/* mkdir that adopts an existing directory; for the backends. */
+int cg_mkdir(struct cg_ctx *cg, const char *dir);
+/* Remove the cgroup-root directories if they are empty (no VSs left). */
+void cg_release(struct cg_ctx *cg);
+
+int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);
+int cg_vs_create(struct cg_ctx *cg, struct vs *vs);
+int cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old);
+int cg_vs_exists(const struct cg_ctx *cg, const struct vs *vs);	/* 1, 0 */
+int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
+int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);
+/* Move a process (given as a pidfd) into the VS in every hierarchy. */
+int cg_vs_attach(struct cg_ctx *cg, const struct vs *vs, int pidfd);
+/* pids in the VS (primary hierarchy); *pids is malloc'd. */
+int cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n);
+
+struct cg_usage {
+	uint64_t cpu_usec;
+	uint64_t mem_bytes;
+	uint64_t pids;
+};
+int cg_vs_usage(const struct cg_ctx *cg, const struct vs *vs, struct cg_usage *u);
+/* The cgroup2 directory of the VS (for BPF), or -ENOENT on legacy hosts. */
+int cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t len);
+
+/* pid of a pidfd, from /proc/self/fdinfo; -ESRCH if it has exited. */
+int pidfd_pid(int pidfd, pid_t *pid);
+
+#endif

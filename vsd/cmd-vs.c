@@ -1,0 +1,396 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The VS commands: create, set, destroy, list, show, attach, exec-self. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "state.h"
+#include "vsd.h"
+
+static struct vs *
+lookup(struct vsd *d, const struct request *req, struct reply *rep, int *r)
+{
+	const char *name = req_get(req, "name");
+	const char *cmd = req->argv[0];
+	struct vs *vs;
+
+	if (!name) {
+		*r = reply_err(rep, -EINVAL, "%s: no VS name given", cmd);
+		return NULL;
+	}
+	if (!vs_name_valid(name)) {
+		*r = reply_err(rep, -EINVAL, "%s: bad VS name '%.64s': it %s", cmd, name, vs_name_why(name));
+		return NULL;
+	}
+	if (!(vs = reg_find(&d->reg, name)))
+		*r = reply_err(rep, -ENOENT, "%s: no VS named '%s'", cmd, name);
+	return vs;
+}
+
+/* Read the limit options of create/set into lim; "none" clears an optional one. */
+static int
+parse_limits(const struct request *req, struct vs_limits *lim, struct reply *rep)
+{
+	const char *cmd = req->argv[0], *v, *why;
+	uint64_t n;
+	int r;
+
+	if ((v = req_get(req, "cpu")) && (r = parse_percent(v, &lim->cpu, &why)) < 0)
+		return reply_err(rep, r, "%s: --cpu %.32s %s", cmd, v, why);
+	if ((v = req_get(req, "cpu-max"))) {
+		if (strcmp(v, "none") == 0)
+			lim->cpu_max = 0;
+		else if ((r = parse_percent(v, &lim->cpu_max, &why)) < 0)
+			return reply_err(rep, r, "%s: --cpu-max %.32s %s", cmd, v, why);
+	}
+	if ((v = req_get(req, "mem"))) {
+		if (strcmp(v, "none") == 0)
+			lim->mem_max = 0;
+		else if ((r = parse_size(v, &lim->mem_max, &why)) < 0)
+			return reply_err(rep, r, "%s: --mem %.32s %s", cmd, v, why);
+		else if (lim->mem_max < 4096)
+			return reply_err(rep, -ERANGE, "%s: --mem %.32s is below one page", cmd, v);
+	}
+	if ((v = req_get(req, "pids"))) {
+		if (strcmp(v, "none") == 0)
+			lim->pids_max = 0;
+		else if ((r = parse_u64(v, 1, 4194304, &n, &why)) < 0)
+			return reply_err(rep, r, "%s: --pids %.32s %s (1 to 4194304)", cmd, v, why);
+		else
+			lim->pids_max = n;
+	}
+	if (lim->cpu_max && lim->cpu_max < lim->cpu) {
+		char a[16], b[16];
+
+		return reply_err(rep, -EINVAL, "%s: --cpu-max %s is below the guaranteed --cpu %s", cmd,
+				 fmt_percent(lim->cpu_max, a, sizeof(a)), fmt_percent(lim->cpu, b, sizeof(b)));
+	}
+	return 0;
+}
+
+/* Admission control: guaranteed shares never add up to more than the machine. */
+static int
+admit(struct vsd *d, const struct vs *skip, unsigned cpu, struct reply *rep, const char *cmd)
+{
+	unsigned others = reg_cpu_sum(&d->reg, skip);
+	char a[16], b[16];
+
+	if (others + cpu <= BP_MAX)
+		return 0;
+	return reply_err(rep, -ENOSPC, "%s: share %s is more than is left: %s of 100%% is unallocated",
+			 cmd, fmt_percent(cpu, a, sizeof(a)), fmt_percent(BP_MAX - others, b, sizeof(b)));
+}
+
+static void
+json_pct(struct buf *b, unsigned bp)
+{
+	if (bp == 0)
+		buf_printf(b, "null");
+	else if (bp % BP_PER_PCT == 0)
+		buf_printf(b, "%u", bp / BP_PER_PCT);
+	else
+		buf_printf(b, "%u.%02u", bp / BP_PER_PCT, bp % BP_PER_PCT);
+}
+
+static void
+json_u64_or_null(struct buf *b, uint64_t v)
+{
+	if (v == 0)
+		buf_printf(b, "null");
+	else
+		buf_printf(b, "%" PRIu64, v);
+}
+
+static void
+vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
+{
+	struct cg_usage u = { 0 };
+	char dir[PATH_MAX];
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+	int h;
+
+	if (vs->status == VS_OK) {
+		cg_vs_procs(&d->cg, vs, &pids, &n);
+		cg_vs_usage(&d->cg, vs, &u);
+	}
+	buf_printf(b, "{\"name\": ");
+	buf_json_str(b, vs->name);
+	buf_printf(b, ", \"id\": %" PRIu32 ", \"status\": \"%s\", \"cpu\": ", vs->id,
+		   vs->status == VS_OK ? "ok" : "missing");
+	json_pct(b, vs->lim.cpu);
+	buf_printf(b, ", \"cpu_max\": ");
+	json_pct(b, vs->lim.cpu_max);
+	buf_printf(b, ", \"mem_max\": ");
+	json_u64_or_null(b, vs->lim.mem_max);
+	buf_printf(b, ", \"pids_max\": ");
+	json_u64_or_null(b, vs->lim.pids_max);
+	buf_printf(b, ", \"cgroups\": [");
+	for (h = 0; h < d->cg.nhier; h++) {
+		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) < 0)
+			continue;
+		buf_printf(b, "%s", h ? ", " : "");
+		buf_json_str(b, dir);
+	}
+	buf_printf(b, "], \"procs\": [");
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%d", i ? ", " : "", (int)pids[i]);
+	buf_printf(b, "], \"usage\": {\"cpu_usec\": %" PRIu64 ", \"mem_bytes\": %" PRIu64
+		   ", \"pids\": %" PRIu64 "}}", u.cpu_usec, u.mem_bytes, u.pids);
+	free(pids);
+}
+
+static const char *
+fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	if (v == 0)
+		return "-";
+	while (v >= 1024 && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, units[u]);
+	return buf;
+}
+
+static void
+vs_row(struct vsd *d, const struct vs *vs, struct buf *b)
+{
+	char cpu[16], cap[16], mem[32], pids[32];
+	struct cg_usage u = { 0 };
+	pid_t *pl = NULL;
+	size_t n = 0;
+
+	if (vs->status == VS_OK) {
+		cg_vs_procs(&d->cg, vs, &pl, &n);
+		cg_vs_usage(&d->cg, vs, &u);
+		free(pl);
+	}
+	snprintf(pids, sizeof(pids), "%" PRIu64, vs->lim.pids_max);
+	buf_printf(b, "%-31s %7s %7s %7s %8s %5zu %10.2f %s\n", vs->name,
+		   fmt_percent(vs->lim.cpu, cpu, sizeof(cpu)),
+		   vs->lim.cpu_max ? fmt_percent(vs->lim.cpu_max, cap, sizeof(cap)) : "-",
+		   fmt_size(vs->lim.mem_max, mem, sizeof(mem)),
+		   vs->lim.pids_max ? pids : "-", n, (double)u.cpu_usec / 1e6,
+		   vs->status == VS_OK ? "ok" : "missing");
+}
+
+int
+cmd_list(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	size_t i;
+
+	if (rep->json) {
+		buf_printf(&rep->out, "[");
+		for (i = 0; i < d->reg.n; i++) {
+			buf_printf(&rep->out, "%s", i ? ",\n " : "");
+			vs_json(d, d->reg.v[i], &rep->out);
+		}
+		buf_printf(&rep->out, "]\n");
+		return 0;
+	}
+	buf_printf(&rep->out, "%-31s %7s %7s %7s %8s %5s %10s %s\n", "NAME", "CPU", "CPU-MAX",
+		   "MEM-MAX", "PIDS-MAX", "PROCS", "CPU-TIME/s", "STATUS");
+	for (i = 0; i < d->reg.n; i++)
+		vs_row(d, d->reg.v[i], &rep->out);
+	return 0;
+}
+
+int
+cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	char dir[PATH_MAX];
+	struct vs *vs;
+	int r, h;
+
+	if (!(vs = lookup(d, req, rep, &r)))
+		return r;
+	if (rep->json) {
+		vs_json(d, vs, &rep->out);
+		buf_printf(&rep->out, "\n");
+		return 0;
+	}
+	buf_printf(&rep->out, "%-31s %7s %7s %7s %8s %5s %10s %s\n", "NAME", "CPU", "CPU-MAX",
+		   "MEM-MAX", "PIDS-MAX", "PROCS", "CPU-TIME/s", "STATUS");
+	vs_row(d, vs, &rep->out);
+	buf_printf(&rep->out, "id: %" PRIu32 "\n", vs->id);
+	for (h = 0; h < d->cg.nhier; h++)
+		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) == 0)
+			buf_printf(&rep->out, "cgroup: %s\n", dir);
+	return 0;
+}
+
+int
+cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	const char *name = req_get(req, "name");
+	struct vs *vs;
+	int r;
+
+	if (!name)
+		return reply_err(rep, -EINVAL, "create: no VS name given");
+	if (!vs_name_valid(name))
+		return reply_err(rep, -EINVAL, "create: bad VS name '%.64s': it %s", name, vs_name_why(name));
+	if (reg_find(&d->reg, name))
+		return reply_err(rep, -EEXIST, "create: VS '%s' exists already", name);
+	if (!req_get(req, "cpu"))
+		return reply_err(rep, -EINVAL, "create: --cpu is required (the VS's guaranteed share)");
+	if (!(vs = calloc(1, sizeof(*vs))))
+		return -ENOMEM;
+	snprintf(vs->name, sizeof(vs->name), "%s", name);
+	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
+	    (r = admit(d, NULL, vs->lim.cpu, rep, "create")) < 0) {
+		free(vs);
+		return r;
+	}
+	if ((r = cg_vs_create(&d->cg, vs)) < 0) {
+		free(vs);
+		return reply_err(rep, r, "create: %s: cannot set up its cgroups: %s", name, strerror(-r));
+	}
+	if ((r = reg_add(&d->reg, vs)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+		cg_vs_remove(&d->cg, vs);
+		if (reg_find(&d->reg, name))
+			reg_remove(&d->reg, vs);
+		else
+			free(vs);
+		return reply_err(rep, r, "create: %s: cannot save state: %s", name, strerror(-r));
+	}
+	log_info("created VS %s (id %" PRIu32 ")", vs->name, vs->id);
+	if (rep->json) {
+		vs_json(d, vs, &rep->out);
+		buf_printf(&rep->out, "\n");
+	}
+	return 0;
+}
+
+int
+cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	struct vs_limits old;
+	struct vs *vs;
+	int r;
+
+	if (!(vs = lookup(d, req, rep, &r)))
+		return r;
+	if (vs->status != VS_OK)
+		return reply_err(rep, -ENOENT, "set: the cgroups of VS '%s' are missing; destroy it", vs->name);
+	if (req->argc <= 2 + req_flag(req, "json"))
+		return reply_err(rep, -EINVAL, "set: nothing to change");
+	old = vs->lim;
+	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
+	    (r = admit(d, vs, vs->lim.cpu, rep, "set")) < 0) {
+		vs->lim = old;
+		return r;
+	}
+	if ((r = cg_vs_apply(&d->cg, vs, &old)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+		struct vs_limits want = vs->lim;
+
+		vs->lim = old;
+		cg_vs_apply(&d->cg, vs, &want);	/* put back what was written */
+		return reply_err(rep, r, "set: %s: %s; nothing changed", vs->name, strerror(-r));
+	}
+	log_info("changed limits of VS %s", vs->name);
+	if (rep->json) {
+		vs_json(d, vs, &rep->out);
+		buf_printf(&rep->out, "\n");
+	}
+	return 0;
+}
+
+int
+cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	pid_t *pids;
+	size_t n = 0;
+	struct vs *vs;
+	int r;
+
+	if (!(vs = lookup(d, req, rep, &r)))
+		return r;
+	if (vs->status == VS_OK && cg_vs_procs(&d->cg, vs, &pids, &n) == 0)
+		free(pids);
+	if (n > 0 && !req_flag(req, "force"))
+		return reply_err(rep, -EBUSY, "destroy: VS '%s' has %zu process%s; --force kills them",
+				 vs->name, n, n == 1 ? "" : "es");
+	if (n > 0 && (r = cg_vs_kill(&d->cg, vs)) < 0)
+		return reply_err(rep, r, "destroy: %s: cannot kill its processes", vs->name);
+	if ((r = cg_vs_remove(&d->cg, vs)) < 0)
+		return reply_err(rep, r, "destroy: %s: cannot remove its cgroups: %s", vs->name, strerror(-r));
+	log_info("destroyed VS %s", vs->name);
+	reg_remove(&d->reg, vs);
+	if ((r = state_save(d->state_dir, &d->reg)) < 0)
+		return reply_err(rep, r, "destroy: cgroups removed, but the state was not saved: %s",
+				 strerror(-r));
+	return 0;
+}
+
+int
+cmd_attach(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	int fds[PROTO_ARGS_MAX], nfd = 0, i, r = 0;
+	const char *v, *why;
+	struct vs *vs;
+	uint64_t pid;
+
+	if (!(vs = lookup(d, req, rep, &r)))
+		return r;
+	if (vs->status != VS_OK)
+		return reply_err(rep, -ENOENT, "attach: the cgroups of VS '%s' are missing", vs->name);
+	/* Pin every process with a pidfd first, so a bad pid changes nothing. */
+	for (i = 0; (v = req_get_nth(req, "pid", i)); i++) {
+		if ((r = parse_u64(v, 1, 4194304, &pid, &why)) < 0) {
+			reply_err(rep, r, "attach: pid '%.32s' %s", v, why);
+			goto out;
+		}
+		if ((fds[nfd] = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0) {
+			r = reply_err(rep, -errno, "attach: no process %" PRIu64, pid);
+			goto out;
+		}
+		nfd++;
+	}
+	if (nfd == 0) {
+		r = reply_err(rep, -EINVAL, "attach: no pid given");
+		goto out;
+	}
+	for (i = 0; i < nfd; i++) {
+		if ((r = cg_vs_attach(&d->cg, vs, fds[i])) < 0) {
+			reply_err(rep, r, "attach: %s: process %s: %s", vs->name,
+				  req_get_nth(req, "pid", i), strerror(-r));
+			goto out;
+		}
+	}
+out:
+	for (i = 0; i < nfd; i++)
+		close(fds[i]);
+	return r;
+}
+
+int
+cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	struct vs *vs;
+	pid_t pid;
+	int r;
+
+	if (!(vs = lookup(d, req, rep, &r)))
+		return r;
+	if (vs->status != VS_OK)
+		return reply_err(rep, -ENOENT, "exec: the cgroups of VS '%s' are missing", vs->name);
+	/* The client passes a pidfd of itself; it may move only itself this way. */
+	if (req->fd < 0 || pidfd_pid(req->fd, &pid) < 0 || pid != rep->peer_pid)
+		return reply_err(rep, -EPERM, "exec: the request did not carry the caller's pidfd");
+	if ((r = cg_vs_attach(&d->cg, vs, req->fd)) < 0)
+		return reply_err(rep, r, "exec: %s: %s", vs->name, strerror(-r));
+	return 0;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "proto.h"
+
+static int
+key_valid(const char *s, const char *eq)
+{
+	if (s == eq)
+		return 0;
+	for (; s < eq; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '-' || *s == '_'))
+			return 0;
+	return 1;
+}
+
+int
+proto_decode(char *data, size_t len, struct request *req, const char **why)
+{
+	size_t off = 0;
+
+	req->argc = 0;
+	if (len == 0 || data[len - 1] != '\0') {
+		*why = "request is empty or not NUL-terminated";
+		return -EBADMSG;
+	}
+	while (off < len) {
+		char *s = data + off, *eq;
+
+		if (req->argc == PROTO_ARGS_MAX) {
+			*why = "too many arguments";
+			return -EBADMSG;
+		}
+		if (req->argc > 0) {
+			if (!(eq = strchr(s, '=')) || !key_valid(s, eq)) {
+				*why = "argument is not key=value";
+				return -EBADMSG;
+			}
+		} else if (*s == '\0') {
+			*why = "empty command";
+			return -EBADMSG;
+		}
+		req->argv[req->argc++] = s;
+		off += strlen(s) + 1;
+	}
+	return 0;
+}
+
+const char *
+req_get_nth(const struct request *req, const char *key, int n)
+{
+	size_t klen = strlen(key);
+	int i;
+
+	for (i = 1; i < req->argc; i++) {
+		if (strncmp(req->argv[i], key, klen) == 0 && req->argv[i][klen] == '=' && n-- == 0)
+			return req->argv[i] + klen + 1;
+	}
+	return NULL;
+}
+
+int
+req_flag(const struct request *req, const char *key)
+{
+	const char *v = req_get(req, key);
+
+	return v && strcmp(v, "1") == 0;
+}
+
+void
+proto_add(struct buf *body, const char *s)
+{
+	buf_add(body, s, strlen(s) + 1);
+}
+
+void
+proto_addf(struct buf *body, const char *fmt, ...)
+{
+	char tmp[4096];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	proto_add(body, tmp);
+}
+
+static int
+write_all(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+
+	while (len > 0) {
+		ssize_t n = send(fd, c, len, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int
+read_all(int fd, void *p, size_t len)
+{
+	char *c = p;
+
+	while (len > 0) {
+		ssize_t n = recv(fd, c, len, 0);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+proto_send_request(int sock, const struct buf *body, int fd)
+{
+	uint32_t len = (uint32_t)body->len;
+	union { char buf[CMSG_SPACE(sizeof(int))]; struct cmsghdr align; } u;
+	struct iovec iov = { &len, sizeof(len) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *cm;
+
+	if (body->oom || body->len > PROTO_REQ_MAX)
+		return -EMSGSIZE;
+	if (fd >= 0) {
+		memset(&u, 0, sizeof(u));
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		cm = CMSG_FIRSTHDR(&msg);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	if (sendmsg(sock, &msg, MSG_NOSIGNAL) != (ssize_t)sizeof(len))
+		return -errno ? -errno : -EIO;
+	return write_all(sock, body->p, body->len);
+}
+
+int
+proto_recv_request(int sock, struct request *req, const char **why)
+{
+	union { char buf[CMSG_SPACE(sizeof(int) * 4)]; struct cmsghdr align; } u;
+	uint32_t len;
+	struct iovec iov = { &len, sizeof(len) };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	req->fd = -1;
+	*why = NULL;
+	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
+	if (n < 0)
+		return -errno;
+	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
+			int nfd = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)), i, fds[4];
+
+			memcpy(fds, CMSG_DATA(cm), (size_t)nfd * sizeof(int));
+			for (i = 0; i < nfd; i++) {
+				if (req->fd < 0)
+					req->fd = fds[i];
+				else
+					close(fds[i]);	/* only one may ride along */
+			}
+		}
+	}
+	if (n != (ssize_t)sizeof(len) || (msg.msg_flags & MSG_CTRUNC)) {
+		*why = "truncated request header";
+		return -EBADMSG;
+	}
+	if (len == 0 || len > PROTO_REQ_MAX) {
+		*why = len ? "request too large" : "empty request";
+		return -EBADMSG;
+	}
+	if (!(req->data = malloc(len)))
+		return -ENOMEM;
+	req->len = len;
+	if ((r = read_all(sock, req->data, len)) < 0) {
+		*why = "truncated request";
+		return -EBADMSG;
+	}
+	return proto_decode(req->data, len, req, why);
+}
+
+void
+proto_request_free(struct request *req)
+{
+	free(req->data);
+	req->data = NULL;
+	if (req->fd >= 0)
+		close(req->fd);
+	req->fd = -1;
+}
+
+int
+proto_send_reply(int sock, unsigned status, const char *body, size_t len)
+{
+	uint32_t hdr[2] = { status, (uint32_t)len };
+	int r;
+
+	if ((r = write_all(sock, hdr, sizeof(hdr))) < 0)
+		return r;
+	return write_all(sock, body, len);
+}
+
+int
+proto_recv_reply(int sock, unsigned *status, struct buf *body)
+{
+	uint32_t hdr[2];
+	char chunk[65536];
+	size_t left;
+	int r;
+
+	if ((r = read_all(sock, hdr, sizeof(hdr))) < 0)
+		return r;
+	if (hdr[1] > PROTO_REPLY_MAX)
+		return -EMSGSIZE;
+	*status = hdr[0];
+	for (left = hdr[1]; left > 0;) {
+		size_t n = left < sizeof(chunk) ? left : sizeof(chunk);
+
+		if ((r = read_all(sock, chunk, n)) < 0)
+			return r;
+		buf_add(body, chunk, n);
+		left -= n;
+	}
+	if (!body->p)
+		buf_add(body, "", 0);
+	return body->oom ? -ENOMEM : 0;
+}

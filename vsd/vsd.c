@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* vsd: the virtual server daemon. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "state.h"
+#include "vsd.h"
+
+#define DEFAULT_SOCKET		"/run/vsd/vsd.sock"
+#define DEFAULT_STATE_DIR	"/var/lib/vsd"
+#define DEFAULT_ROOT		"vsd"
+
+static void
+usage(FILE *f)
+{
+	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
+		   "           [--cgroup-root NAME] [--group GROUP] [--verbose]\n");
+}
+
+static int
+mkdir_parent(const char *path, mode_t mode)
+{
+	char dir[PATH_MAX], *slash;
+
+	if (path_fmt(dir, sizeof(dir), "%s", path) < 0)
+		return -ENAMETOOLONG;
+	if (!(slash = strrchr(dir, '/')) || slash == dir)
+		return 0;
+	*slash = '\0';
+	if (mkdir(dir, mode) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Only one vsd per state directory: the lock lives as long as the process. */
+static int
+lock_state_dir(const char *dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+		fatal("mkdir %s", dir);
+	if (path_fmt(path, sizeof(path), "%s/lock", dir) < 0)
+		fatalx("state directory path too long");
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+		fatal("open %s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		if (errno == EWOULDBLOCK)
+			fatalx("another vsd is running with state directory %s", dir);
+		fatal("lock %s", path);
+	}
+	return fd;
+}
+
+/* Take over the VSs of an earlier run; a vanished cgroup is reported, not recreated. */
+static void
+adopt(struct vsd *d)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < d->reg.n; i++) {
+		struct vs *vs = d->reg.v[i];
+
+		if (!cg_vs_exists(&d->cg, vs)) {
+			vs->status = VS_MISSING;
+			log_warnx("VS %s: its cgroup disappeared while vsd was away; "
+				  "'vsctl destroy %s' forgets it", vs->name, vs->name);
+			continue;
+		}
+		vs->status = VS_OK;
+		if (cg_vs_bpf_path(&d->cg, vs, dir, sizeof(dir)) == 0 && stat(dir, &st) == 0)
+			vs->cg2_id = st.st_ino;
+		log_debug("adopted VS %s", vs->name);
+	}
+}
+
+static int
+setup_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		return -errno;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static int
+loop(struct vsd *d, int lfd, int sfd)
+{
+	struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+	struct signalfd_siginfo si;
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_warn("poll");
+			return 1;
+		}
+		if (pfd[1].revents & POLLIN) {
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+					log_info("signal %u: stopping; the VSs and their processes stay",
+						 si.ssi_signo);
+					return 0;
+				}
+			}
+		}
+		if (pfd[0].revents & POLLIN)
+			control_serve(d, lfd);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "cgroup-root", required_argument, NULL, 'r' },
+		{ "group", required_argument, NULL, 'g' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
+			 .group = (gid_t)-1 };
+	const char *root = DEFAULT_ROOT, *group = NULL;
+	int foreground = 0, verbose = 0, c, r, lfd, sfd;
+
+	while ((c = getopt_long(argc, argv, "fs:d:r:g:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': foreground = 1; break;
+		case 's': d.socket_path = optarg; break;
+		case 'd': d.state_dir = optarg; break;
+		case 'r': root = optarg; break;
+		case 'g': group = optarg; break;
+		case 'v': verbose++; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	log_init(1, verbose, "vsd");
+	if (!vs_name_valid(root))
+		fatalx("--cgroup-root '%s' %s", root, vs_name_why(root));
+	if (group) {
+		struct group *gr = getgrnam(group);
+
+		if (!gr)
+			fatalx("--group %s: no such group", group);
+		d.group = gr->gr_gid;
+	}
+	if (geteuid() != 0)
+		fatalx("must run as root");
+
+	lock_state_dir(d.state_dir);
+	if ((r = cg_init(&d.cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0)
+		fatalx("cannot find the cgroup layout: %s", strerror(-r));
+	if ((r = state_load(d.state_dir, &d.reg)) < 0)
+		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
+	if ((r = cg_prepare(&d.cg)) < 0)
+		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
+	adopt(&d);
+	if ((sfd = setup_signals()) < 0)
+		fatal("signalfd");
+	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
+		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
+	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
+		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
+	log_info("vsd %s: %s cgroups under %s, %zu VS%s, listening on %s", PACKAGE_VERSION,
+		 cg_layout_name(d.cg.layout), d.cg.hier[0].base, d.reg.n, d.reg.n == 1 ? "" : "s",
+		 d.socket_path);
+	if (!foreground) {
+		if (daemon(0, 0) < 0)
+			fatal("daemon");
+		log_init(0, verbose, "vsd");
+	}
+	r = loop(&d, lfd, sfd);
+	close(lfd);
+	unlink(d.socket_path);
+	if (d.reg.n == 0)
+		cg_release(&d.cg);
+	reg_free(&d.reg);
+	return r;
+}

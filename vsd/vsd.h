@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The daemon's context, handed to every command handler. */
+#ifndef VSD_VSD_H
+#define VSD_VSD_H
+
+#include <sys/types.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "proto.h"
+#include "registry.h"
+
+struct vsd {
+	struct cg_ctx	 cg;
+	struct registry	 reg;
+	const char	*state_dir;
+	const char	*socket_path;
+	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
+};
+
+struct reply {
+	struct buf	 out;
+	char		 err[512];
+	int		 json;
+	pid_t		 peer_pid;	/* from SO_PEERCRED */
+};
+
+/* Record a one-line error for the client; returns r (a -errno). */
+int reply_err(struct reply *rep, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+typedef int (*cmd_fn)(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* cmd-vs.c */
+int cmd_create(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_set(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_list(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_show(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_attach(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* control.c */
+int control_listen(const char *path, gid_t group);
+void control_serve(struct vsd *d, int lfd);
+
+#endif

@@ -22,6 +22,10 @@ tests_gate_server_SOURCES = tests/gate-server.c
 tests_gate_client_SOURCES = tests/gate-client.c
 tests_gate_client_LDADD = -lpthread
 
-TESTS += tests/gate-semantics.sh tests/gate-policy.sh
-dist_noinst_SCRIPTS += tests/gate-semantics.sh tests/gate-policy.sh
+TESTS += tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh
+dist_noinst_SCRIPTS += tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh
 dist_noinst_DATA += tests/gate-lib.sh
+
+# vsd answers the supervisors' "gatetable" request; vsctl has run/services.
+vsd_vsd_SOURCES += vsd/cmd-gate.c
+vsd_vsctl_SOURCES += vsd/vsctl-run.c vsd/vsctl-run.h

@@ -67,6 +67,16 @@ mk_map() {
 # (struct vsd_conn_key/val in gates/socket.h; ports in host byte order)
 le16() { printf '%02x %02x' $(($1 & 255)) $(($1 >> 8)); }
 le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+# map_range BASE N VS: source ports BASE..BASE+N-1 -> VS, for server port $PORT
+map_range() {
+	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		echo "map update pinned $MAP key hex 02 00 00 00 $(le16 $(($1 + _i))) $(le16 "$PORT") $_lo $_lo value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00"
+		_i=$((_i + 1))
+	done > "$W/batch"
+	bpftool batch file "$W/batch" > /dev/null
+}
 map_put() {
 	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
 	# shellcheck disable=SC2046
@@ -74,12 +84,8 @@ map_put() {
 		value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00
 }
 
-# gate_start NAME [vsd-gate options] -- server args: sets PORT, GPID, SPID, OUT
-gate_start() {
-	_name=$1; shift
-	OUT=$W/$_name.out
-	STATUS=$W/$_name.sock
-	"$GATE" --home home --vs-table "$TAB" --status "$STATUS" "$@" > "$OUT" 2> "$W/$_name.err" &
+# started: the service just put in the background prints its port and answers status
+started() {
 	GPID=$!
 	GATE_PIDS="$GATE_PIDS $GPID"
 	for _i in $(seq 100); do
@@ -91,13 +97,59 @@ gate_start() {
 	[ -n "$PORT" ] && [ -n "$SPID" ]
 }
 
+# answered_before A B: how many answers in file A came before the one in file B
+answered_before() {
+	_s=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$2")
+	sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$1" | awk -v s="$_s" '$1 < s' | wc -l
+}
+
+# gate_start NAME [vsd-gate options] -- server args: sets PORT, GPID, SPID, OUT
+gate_start() {
+	_name=$1; shift
+	OUT=$W/$_name.out
+	STATUS=$W/$_name.sock
+	"$GATE" --home home --vs-table "$TAB" --status "$STATUS" "$@" > "$OUT" 2> "$W/$_name.err" &
+	started
+}
+
 status() { "$CLIENT" -u "$STATUS" 2>/dev/null; }
 quiet() { "$@" > /dev/null; }
+# only_in FILE VS: every answer in FILE (gate-client -v) came from VS's cgroup
+only_in() { [ -s "$1" ] && ! grep -v "cg=/$T/$2 " "$1" | grep -q "^[0-9]"; }
 # stat_field NAME: a top-level number from the status JSON
 stat_field() { status | grep -o "\"$1\": [0-9]*" | tail -1 | awk '{print $2}'; }
 # wait_for CMD...: up to 5 s
 wait_for() { for _i in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
 waiting() { status | grep -q "\"waiting\": [1-9]"; }
+
+# vsd_start: a private vsd (socket, state and cgroup root of our own)
+VSD=$top_builddir/vsd/vsd
+VSCTL=$top_builddir/vsd/vsctl
+VSD_SOCKET=$W/run/vsd.sock
+export VSD_SOCKET
+VSD_PID=
+vsd_start() {
+	mkdir -p "$W/run"
+	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$W/state" --cgroup-root "$T" \
+		>> "$W/vsd.log" 2>&1 &
+	VSD_PID=$!
+	wait_for test -S "$VSD_SOCKET" && wait_for quiet "$VSCTL" list
+}
+vsd_stop() {
+	[ -n "$VSD_PID" ] || return 0
+	kill "$VSD_PID" 2>/dev/null
+	wait "$VSD_PID" 2>/dev/null
+	VSD_PID=
+}
+
+# run_start NAME [vsctl run options] -- CMD: a service under `vsctl run`
+run_start() {
+	_name=$1; shift
+	OUT=$W/$_name.out
+	STATUS=$W/run/gates/$_name.sock
+	"$VSCTL" run --name "$_name" "$@" > "$OUT" 2> "$W/$_name.err" &
+	started
+}
 
 gate_stop() {
 	kill "$GPID" 2>/dev/null
@@ -108,15 +160,19 @@ gate_stop() {
 cleanup() {
 	for _p in $GATE_PIDS; do kill "$_p" 2>/dev/null; done
 	for _p in $GATE_PIDS; do wait "$_p" 2>/dev/null; done
+	vsd_stop
+	# cgroups vsd made for us, in every hierarchy (memory may sit deeper)
+	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
+		for _s in "$_d"/*/; do [ -d "$_s" ] && CG_DIRS="$CG_DIRS ${_s%/}"; done
+	done
 	for _d in $CG_DIRS; do
 		[ -d "$_d" ] || continue
 		for _p in $(cat "$_d/cgroup.procs" 2>/dev/null); do kill -9 "$_p" 2>/dev/null; done
 	done
 	sleep 0.1
 	for _d in $CG_DIRS; do [ -d "$_d" ] && rmdir "$_d" 2>/dev/null; done
-	for _h in $(cg_hiers); do
-		_d=$(cg_path "$_h" "")
-		[ -d "$_d" ] && rmdir "$_d" 2>/dev/null
+	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
+		rmdir "$_d" 2>/dev/null
 	done
 	rm -rf "/sys/fs/bpf/$T" "$W"
 }

@@ -19,7 +19,6 @@ PB=$((20000 + ($$ % 40) * 250))
 
 # map_range BASE N VS: source ports BASE..BASE+N-1 -> VS (server port $PORT)
 map_range() { _i=0; while [ $_i -lt "$2" ]; do map_put $(($1 + _i)) "$PORT" "$3" || return 1; _i=$((_i + 1)); done; }
-only_in() { [ -s "$1" ] && ! grep -v "cg=/$T/$2 " "$1" | grep -q "^[0-9]"; }
 
 # --- re-binding per request, single-threaded server
 gate_start rb $GOPT -- "$SERVER"
@@ -114,8 +113,8 @@ sleep 0.05
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 211)) -v > "$W/ro2"
 wait $R1
 kill $HOG
+before=$(answered_before "$W/ro1" "$W/ro2")
 s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
-before=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro1" | awk -v s="$s2" '$1 < s' | wc -l)
 diag "reordering: www2's request was answer #$s2; www1 answers before it: $before of 8"
 check "reordering: the under-share VS is served ahead of the over-share backlog" [ "$before" -le 1 ]
 gate_stop

@@ -25,6 +25,7 @@ static const struct {
 	{ "show", cmd_show },
 	{ "attach", cmd_attach },
 	{ "exec-self", cmd_exec_self },
+	{ "gatetable", cmd_gatetable },
 };
 
 int

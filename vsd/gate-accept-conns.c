@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -21,14 +22,15 @@
 #include "gates/socket.h"
 #include "log.h"
 
-static const char *map_path;
+static char *map_path;
 static int map_fd = -1;
 static uint64_t next_try;
 
 void
 conns_init(const char *path)
 {
-	map_path = path;
+	free(map_path);
+	map_path = path ? strdup(path) : NULL;
 	next_try = 0;
 }
 

@@ -145,6 +145,11 @@ vstab_parse(struct vstab *t, const char *text)
 		return -ENOMEM;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		lineno++;
+		if (strncmp(line, "# conns-map /", 13) == 0) {
+			free(t->conns_map);
+			t->conns_map = strdup(line + 12);
+			continue;
+		}
 		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
 			continue;
 		if (t->n == cap) {
@@ -218,7 +223,9 @@ vstab_free(struct vstab *t)
 	for (i = 0; i < t->n; i++)
 		gvs_free(&t->v[i]);
 	free(t->v);
+	free(t->conns_map);
 	t->v = NULL;
+	t->conns_map = NULL;
 	t->n = 0;
 }
 

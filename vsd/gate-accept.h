@@ -56,7 +56,7 @@ struct vstab {
 	struct gvs *v;			/* sorted by id */
 	size_t	 n;
 	int	 pure_v2;
-	uint64_t loaded_t;		/* when it was last refreshed */
+	char	*conns_map;		/* "# conns-map PATH" line from vsd, or NULL */
 };
 
 /* --- gate-accept-vstab.c --- */

@@ -279,7 +279,7 @@ main(int argc, char **argv)
 		fatalx("home VS %s does not exist", o.home);
 	g.home = home->id;
 	bind_init(g.tab.pure_v2);
-	conns_init(o.map);
+	conns_init(o.map ? o.map : g.tab.conns_map);
 	/* the lazy cgroup2 move is for hybrid hosts only (see gate-accept-bind.c) */
 	want_socket = !g.tab.pure_v2 && home->dir[GCG_UNIFIED] != NULL;
 	/* one fd per queued connection plus a few per VS: lift the soft limit */

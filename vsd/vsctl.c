@@ -12,6 +12,7 @@
 
 #include "proto.h"
 #include "util.h"
+#include "vsctl-run.h"
 
 #define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
 
@@ -229,6 +230,21 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* The accept gate's commands parse their own arguments (vsd/vsctl-run.c). */
+static int
+do_run(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_run(argc, argv, socket_path);
+}
+
+static int
+do_services(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_services(argc, argv, socket_path, json);
+}
+
 static const struct optspec limit_opts[] = {
 	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 }, { NULL, 0 },
 };
@@ -244,6 +260,8 @@ static const struct cmdspec cmds[] = {
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
+	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
+	{ "services", do_services, "", NULL, "services [--json]" },
 };
 
 static void

@@ -29,3 +29,12 @@ dist_noinst_DATA += tests/gate-lib.sh
 # vsd answers the supervisors' "gatetable" request; vsctl has run/services.
 vsd_vsd_SOURCES += vsd/cmd-gate.c
 vsd_vsctl_SOURCES += vsd/vsctl-run.c vsd/vsctl-run.h
+
+# How the usage window was chosen (benchmarks/RESULTS.md, "accept gate window").
+noinst_PROGRAMS += benchmarks/gate-window
+benchmarks_gate_window_SOURCES = benchmarks/gate-window.c vsd/gate-accept-share.c \
+	vsd/gate-accept-vstab.c
+benchmarks_gate_window_CFLAGS = $(AM_CFLAGS)
+benchmarks_gate_window_LDADD = vsd/libvsd.a -lm
+dist_man_MANS += man/vsctl-run.8
+dist_noinst_SCRIPTS += benchmarks/gate-bind-choice.sh

@@ -4,7 +4,7 @@
 # under vsd-gate with private VS cgroups and a private connection map.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-plan 23
+plan 22
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 || { nok "create VS cgroups"; exit 1; }
 

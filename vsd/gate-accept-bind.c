@@ -48,14 +48,54 @@
 
 static struct gthread *thash[NTHASH];
 static int pure_v2;
+static enum cg2_mode cg2_mode = CG2_LAZY;
 static int have_pidfd_thread = 1;
 static uint64_t nmoves;
 
+/* The last BIND_RING re-binding times, for the status socket and benchmarks. */
+#define BIND_RING	4096
+static uint32_t bind_us_ring[BIND_RING];
+static uint64_t nbinds;
+
 int
-bind_init(int v2)
+bind_init(int v2, enum cg2_mode mode)
 {
 	pure_v2 = v2;
+	cg2_mode = mode;
 	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max)
+{
+	static uint32_t tmp[BIND_RING];
+	size_t n = nbinds < BIND_RING ? nbinds : BIND_RING;
+
+	*count = nbinds;
+	*p50 = *p99 = *max = 0;
+	if (!n)
+		return;
+	memcpy(tmp, bind_us_ring, n * sizeof(*tmp));
+	qsort(tmp, n, sizeof(*tmp), cmp_u32);
+	*p50 = tmp[n / 2];
+	*p99 = tmp[n * 99 / 100];
+	*max = tmp[n - 1];
+}
+
+static void
+bind_record(uint64_t t0)
+{
+	uint64_t us = (now_ns() - t0) / 1000;
+
+	bind_us_ring[nbinds++ % BIND_RING] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
 }
 
 uint64_t
@@ -232,14 +272,17 @@ set_process(pid_t tgid, uint32_t bound, uint32_t cg2)
 int
 bind_thread(struct gthread *th, struct gvs *v)
 {
+	uint64_t t0;
 	int r;
 
 	if (th->bound == v->id)
 		return 0;
+	t0 = now_ns();
 	if (pure_v2) {
 		if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
 			return r;
 		set_process(th->tgid, v->id, v->id);
+		bind_record(t0);
 		return 1;
 	}
 	if ((r = cgroup_move(v, GCG_CPU, th->tid)) < 0)
@@ -250,6 +293,11 @@ bind_thread(struct gthread *th, struct gvs *v)
 	    (r = cgroup_move(v, GCG_CPUACCT, th->tid)) < 0)
 		return r;
 	th->bound = v->id;
+	/* --cgroup2 always: the eager alternative, kept to measure the choice */
+	if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && v->dir[GCG_UNIFIED] &&
+	    cgroup_move(v, GCG_UNIFIED, th->tgid) == 0)
+		set_process(th->tgid, 0, v->id);
+	bind_record(t0);
 	return 1;
 }
 
@@ -258,7 +306,7 @@ bind_cgroup2(struct gthread *th, struct gvs *v)
 {
 	int r;
 
-	if (pure_v2 || th->cg2 == v->id || !v->dir[GCG_UNIFIED])
+	if (pure_v2 || cg2_mode != CG2_LAZY || th->cg2 == v->id || !v->dir[GCG_UNIFIED])
 		return 0;
 	if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
 		return r;

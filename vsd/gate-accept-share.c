@@ -94,6 +94,18 @@ read_usage(struct gvs *v, uint64_t *ns)
 	return 0;
 }
 
+double
+share_ewma(double used_bp, uint64_t dusage_ns, uint64_t dt_ns, double tau, long cpus)
+{
+	double dt = (double)dt_ns;
+	double rate = (double)dusage_ns / (dt * (double)cpus) * BP_MAX;
+	double a = 1.0 - exp(-dt / tau);
+
+	if (rate > BP_MAX)	/* counter and clock are not read atomically */
+		rate = BP_MAX;
+	return used_bp + a * (rate - used_bp);
+}
+
 int
 share_sample(struct gvs *v, uint64_t now)
 {
@@ -109,15 +121,9 @@ share_sample(struct gvs *v, uint64_t now)
 		v->remaining_bp = (int)v->share_bp - (int)v->used_bp;
 		return r;
 	}
-	if (v->sample_t && now > v->sample_t && usage >= v->usage_ns) {
-		double dt = (double)(now - v->sample_t);
-		double rate = (double)(usage - v->usage_ns) / (dt * (double)ncpu) * BP_MAX;
-		double a = 1.0 - exp(-dt / tau_ns);
-
-		if (rate > BP_MAX)	/* counter and clock are not read atomically */
-			rate = BP_MAX;
-		v->used_bp += a * (rate - v->used_bp);
-	}
+	if (v->sample_t && now > v->sample_t && usage >= v->usage_ns)
+		v->used_bp = share_ewma(v->used_bp, usage - v->usage_ns, now - v->sample_t,
+		    tau_ns, ncpu);
 	v->usage_ns = usage;
 	v->sample_t = now;
 	v->remaining_bp = (int)v->share_bp - (int)(v->used_bp + 0.5);

@@ -68,6 +68,8 @@ static void
 status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 {
 	struct thr_ctx x = { g, b, 0 };
+	unsigned p50, p99, max;
+	uint64_t nb;
 	struct glisten *l;
 	size_t i;
 	int n = 0;
@@ -96,10 +98,13 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 		    v->id, (unsigned long long)v->served, q, v->remaining_bp);
 	}
 	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
-	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu}\n",
+	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu",
 	    (unsigned long long)g->handed, (unsigned long long)g->requeued,
 	    (unsigned long long)g->dropped_dead, (unsigned long long)g->eagain,
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters);
+	bind_stats(&nb, &p50, &p99, &max);
+	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}}\n",
+	    (unsigned long long)nb, p50, p99, max);
 }
 
 void

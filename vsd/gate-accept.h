@@ -81,6 +81,8 @@ int share_sample(struct gvs *v, uint64_t now);
 /* Sample only if the last sample is older than the sample period. */
 void share_sample_lazy(struct gvs *v, uint64_t now);
 uint64_t now_ns(void);
+/* One step of the decaying average (exposed for benchmarks/gate-window.c). */
+double share_ewma(double used_bp, uint64_t dusage_ns, uint64_t dt_ns, double tau_ns, long cpus);
 
 /* --- gate-accept-queue.c --- */
 struct gconn {
@@ -142,7 +144,16 @@ struct gthread {
 	struct gwaiter *waiter;	/* its pending accept, if any */
 };
 
-int bind_init(int pure_v2);
+/* Hybrid hosts: when the cgroup2 membership follows the binding. */
+enum cg2_mode {
+	CG2_LAZY = 0,	/* when a bound thread creates an AF_INET/AF_INET6 socket */
+	CG2_ALWAYS,	/* with every re-binding (whole process; for measurements) */
+	CG2_NEVER,	/* never: cgroup2 stays with the home VS */
+};
+
+int bind_init(int pure_v2, enum cg2_mode mode);
+/* Re-binding times (µs) over the last 4096 moves. */
+void bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max);
 /* The thread behind a notification; a fresh pidfd if the cached one has died. */
 struct gthread *thread_get(pid_t tid, int *is_new);
 void thread_forget(struct gthread *th);

@@ -56,6 +56,7 @@ static const int fwd_signals[] = {
 struct opts {
 	const char *home, *name, *vsd_socket, *table_file, *map, *status;
 	unsigned window_ms;
+	enum cg2_mode cg2;
 	int verbose;
 	char **argv;
 };
@@ -64,7 +65,8 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
-	    "                [--conns-map PATH] [--status PATH] [--window MS] -- CMD [ARGS...]\n");
+	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
+	    "                [--cgroup2 lazy|always|never] -- CMD [ARGS...]\n");
 	exit(2);
 }
 
@@ -79,6 +81,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "conns-map", required_argument, NULL, 'm' },
 		{ "status", required_argument, NULL, 'S' },
 		{ "window", required_argument, NULL, 'w' },
+		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -95,6 +98,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->map = optarg; break;
 		case 'S': o->status = optarg; break;
 		case 'v': o->verbose++; break;
+		case 'c':
+			if (strcmp(optarg, "lazy") == 0)
+				o->cg2 = CG2_LAZY;
+			else if (strcmp(optarg, "always") == 0)
+				o->cg2 = CG2_ALWAYS;
+			else if (strcmp(optarg, "never") == 0)
+				o->cg2 = CG2_NEVER;
+			else
+				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
+			break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
 				fatalx("--window %s %s (10..60000 ms)", optarg, why);
@@ -278,10 +291,10 @@ main(int argc, char **argv)
 	if (!(home = vstab_find_name(&g.tab, o.home)))
 		fatalx("home VS %s does not exist", o.home);
 	g.home = home->id;
-	bind_init(g.tab.pure_v2);
+	bind_init(g.tab.pure_v2, o.cg2);
 	conns_init(o.map ? o.map : g.tab.conns_map);
 	/* the lazy cgroup2 move is for hybrid hosts only (see gate-accept-bind.c) */
-	want_socket = !g.tab.pure_v2 && home->dir[GCG_UNIFIED] != NULL;
+	want_socket = !g.tab.pure_v2 && o.cg2 == CG2_LAZY && home->dir[GCG_UNIFIED] != NULL;
 	/* one fd per queued connection plus a few per VS: lift the soft limit */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		struct rlimit nl = { rl.rlim_max < 65536 ? rl.rlim_max : 65536, rl.rlim_max };

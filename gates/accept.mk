@@ -42,3 +42,5 @@ noinst_PROGRAMS += benchmarks/gate-decision
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c vsd/gate-accept-queue.c \
 	vsd/gate-accept-share.c vsd/gate-accept-vstab.c
 benchmarks_gate_decision_LDADD = vsd/libvsd.a -lm
+# the connection map's layout, read by the gate (owned by the socket gate)
+noinst_HEADERS += gates/socket.h

@@ -167,6 +167,7 @@ thread_get(pid_t tid, int *is_new)
 	th->tgid = tgid;
 	th->bound = 0;
 	th->cg2 = 0;
+	th->last_l = NULL;
 	th->pidfd = -1;
 	if (open_pidfd(th) < 0) {
 		thread_forget(th);

@@ -33,6 +33,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
@@ -220,26 +221,24 @@ copy_peer(struct gwaiter *w, struct gconn *c)
 {
 	pid_t tid = w->th->tid;
 	int len;
-	struct iovec loc = { &len, sizeof(len) }, rem = { (void *)w->addrlen, sizeof(len) };
+	size_t n;
+	struct iovec loc[2] = { { &len, sizeof(len) } }, rem[2] = { { (void *)w->addrlen, sizeof(len) } };
 
 	if (!w->addr)
 		return 0;
-	if (process_vm_readv(tid, &loc, 1, &rem, 1, 0) != sizeof(len))
+	if (process_vm_readv(tid, loc, 1, rem, 1, 0) != sizeof(len))
 		return -EFAULT;
 	if (len < 0)
 		return -EINVAL;
-	loc.iov_base = &c->peer;
-	loc.iov_len = (size_t)len < c->peerlen ? (size_t)len : c->peerlen;
-	rem.iov_base = (void *)w->addr;
-	rem.iov_len = loc.iov_len;
-	if (loc.iov_len && process_vm_writev(tid, &loc, 1, &rem, 1, 0) != (ssize_t)loc.iov_len)
-		return -EFAULT;
-	len = (int)c->peerlen;	/* the real length, as accept(2) reports it */
-	loc.iov_base = &len;
-	loc.iov_len = sizeof(len);
-	rem.iov_base = (void *)w->addrlen;
-	rem.iov_len = sizeof(len);
-	if (process_vm_writev(tid, &loc, 1, &rem, 1, 0) != sizeof(len))
+	/* one write: the address (truncated to the caller's buffer, as accept(2)
+	 * does) and its real length */
+	n = (size_t)len < c->peerlen ? (size_t)len : c->peerlen;
+	len = (int)c->peerlen;
+	loc[0] = (struct iovec){ &c->peer, n };
+	loc[1] = (struct iovec){ &len, sizeof(len) };
+	rem[0] = (struct iovec){ (void *)w->addr, n };
+	rem[1] = (struct iovec){ (void *)w->addrlen, sizeof(len) };
+	if (process_vm_writev(tid, loc, 2, rem, 2, 0) != (ssize_t)(n + sizeof(len)))
 		return -EFAULT;
 	return 0;
 }
@@ -281,13 +280,14 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 	};
 	struct glisten *l = w->l;
 	struct gvs *v;
-	int fl, r;
+	int nb = !!(w->flags & SOCK_NONBLOCK), r;
 
 	rebind(g, w->th, c);
-	/* O_NONBLOCK lives in the open file description we share with the service */
-	fl = fcntl(c->fd, F_GETFL);
-	if (fl >= 0 && !!(fl & O_NONBLOCK) != !!(w->flags & SOCK_NONBLOCK))
-		fcntl(c->fd, F_SETFL, (w->flags & SOCK_NONBLOCK) ? fl | O_NONBLOCK : fl & ~O_NONBLOCK);
+	/* O_NONBLOCK lives in the open file description the service gets; a
+	 * connection re-queued after a failed hand-over may carry the last
+	 * caller's setting */
+	if (nb != c->nonblock && fcntl(c->fd, F_SETFL, nb ? O_NONBLOCK : 0) == 0)
+		c->nonblock = nb;
 	if ((r = copy_peer(w, c)) == 0 && !id_valid(g, w->id))
 		r = -ENOENT;	/* revalidate after writing into its memory */
 	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
@@ -338,6 +338,13 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 	socklen_t sl = sizeof(int);
 
 	*not_ours = 1;
+	/* fast path: the same fd as last time, still the same file (one kcmp
+	 * instead of pidfd_getfd + fstat + close) */
+	if (th->last_l && th->last_fd == fd &&
+	    syscall(SYS_kcmp, th->tid, getpid(), KCMP_FILE, fd, th->last_l->fd) == 0) {
+		*not_ours = 0;
+		return th->last_l;
+	}
 	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
 		return NULL;	/* bad fd: the kernel will say EBADF */
 	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))
@@ -347,6 +354,8 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 		if (l->ino == st.st_ino && l->dev == st.st_dev) {
 			close(sfd);
 			*not_ours = 0;
+			th->last_fd = fd;
+			th->last_l = l;
 			return l;
 		}
 	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
@@ -363,6 +372,8 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 	l->next = g->listeners;
 	g->listeners = l;
 	*not_ours = 0;
+	th->last_fd = fd;
+	th->last_l = l;
 	return l;
 pass:
 	close(sfd);
@@ -505,6 +516,20 @@ gate_refresh(struct gate *g, int force)
 }
 
 static void
+forget_listener(struct gthread *th, void *l)
+{
+	if (th->last_l == l)
+		th->last_l = NULL;
+}
+
+static void
+drop_listener(struct glisten *l)
+{
+	thread_foreach(forget_listener, l);
+	listen_free(l);
+}
+
+static void
 tick_waiters(struct gate *g, struct glisten *l, uint64_t now)
 {
 	struct gwaiter *w, *next;
@@ -556,7 +581,7 @@ gate_tick(struct gate *g)
 			if (!l->wait_head && !l->queued &&
 			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
 				*pl = l->next;	/* the service may have closed it */
-				listen_free(l);
+				drop_listener(l);
 				continue;
 			}
 			pl = &l->next;
@@ -582,6 +607,6 @@ gate_close_all(struct gate *g)
 		g->listeners = l->next;
 		if (l->polled)
 			epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
-		listen_free(l);
+		drop_listener(l);
 	}
 }

@@ -90,6 +90,7 @@ struct gconn {
 	int	 fd;
 	uint32_t vs_id;
 	uint64_t t_enq;
+	int	 nonblock;	/* O_NONBLOCK is set on it now */
 	socklen_t peerlen;
 	struct sockaddr_storage peer;
 };
@@ -142,6 +143,8 @@ struct gthread {
 	uint32_t bound;		/* VS the thread sits in (cpu, cpuacct); 0 = unknown */
 	uint32_t cg2;		/* VS of its process's cgroup2 dir; 0 = unknown */
 	struct gwaiter *waiter;	/* its pending accept, if any */
+	int	 last_fd;	/* fd number of its last listener... */
+	struct glisten *last_l;	/* ...checked with kcmp() before reuse */
 };
 
 /* Hybrid hosts: when the cgroup2 membership follows the binding. */

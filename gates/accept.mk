@@ -19,6 +19,7 @@ vsd_vsd_gate_LDADD = vsd/libvsd.a $(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lm
 # The "unmodified service" and the client the tests drive it with.
 check_PROGRAMS += tests/gate-server tests/gate-client
 tests_gate_server_SOURCES = tests/gate-server.c
+tests_gate_server_LDADD = -lpthread
 tests_gate_client_SOURCES = tests/gate-client.c
 tests_gate_client_LDADD = -lpthread
 

@@ -8,7 +8,7 @@
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 command -v bpftool > /dev/null || skip_all "bpftool is missing"
-plan 13
+plan 14
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 && mk_vs tiny 4 100 ||
 	{ nok "create VS cgroups"; exit 1; }
@@ -48,6 +48,20 @@ check "prefork: www2's requests served in www2" only_in "$W/pf2" www2
 npids=$(cat "$W/pf1" "$W/pf2" | grep -o ' pid=[0-9]*' | sort -u | wc -l)
 check "prefork: several workers served ($npids)" [ "$npids" -ge 2 ]
 gate_stop
+
+# --- threads of one process: each thread re-bound on its own (v1 per-thread moves)
+if ! pure_v2; then
+	gate_start th $GOPT -- "$SERVER" -T 3
+	map_range $((PB + 60)) 30 2 && map_range $((PB + 90)) 30 3
+	"$CLIENT" -p "$PORT" -n 30 -j 3 -b $((PB + 60)) -r "spin 5" -v > "$W/th1" &
+	"$CLIENT" -p "$PORT" -n 30 -j 3 -b $((PB + 90)) -r "spin 5" -v > "$W/th2"
+	wait $!
+	only_in "$W/th1" www1 && only_in "$W/th2" www2 && [ "$(cat "$W/th1" "$W/th2" | grep -c req=)" = 60 ]
+	check "threads: 3 threads of one process, each answer in its requester's VS" [ $? = 0 ]
+	gate_stop
+else
+	ok "# SKIP threads of one process cannot sit in different VSs on pure cgroup2"
+fi
 
 # --- charging: the VS pays for the service's busy time on its behalf
 gate_start ch $GOPT -- "$SERVER"

@@ -6,7 +6,7 @@
  * cgroup the serving thread sat in and what the accepted fd looked like.
  *
  *   gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC]
- *               [-c COUNT] [-p PORT] [-N]
+ *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N]
  *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
  *     -N        pass NULL address pointers to accept
  * It prints "port N" on stdout once it listens, and "served N eagain E
@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -148,7 +149,7 @@ loop(int lfd, const char *mode, int use4, int flags4, int nulladdr, long count)
 			perror("gate-server: accept");
 			exit(1);
 		}
-		served++;
+		__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED);
 		if (strcmp(mode, "close") == 0)
 			close(fd);
 		else
@@ -158,6 +159,20 @@ loop(int lfd, const char *mode, int use4, int flags4, int nulladdr, long count)
 	fflush(stdout);
 }
 
+struct targ {
+	int lfd, use4, flags4, nulladdr;
+	const char *mode;
+};
+
+static void *
+thread_main(void *arg)
+{
+	struct targ *t = arg;
+
+	loop(t->lfd, t->mode, t->use4, t->flags4, t->nulladdr, 0);
+	return NULL;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -165,10 +180,10 @@ main(int argc, char **argv)
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
-	int c, lfd, one = 1, nproc = 1, use4 = 0, flags4 = 0, nulladdr = 0, i;
+	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i;
 	long count = 0, port = 0;
 
-	while ((c = getopt(argc, argv, "m:4:n:c:p:N")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:N")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -179,6 +194,7 @@ main(int argc, char **argv)
 			else if (strcmp(optarg, "bad") == 0) flags4 = 0x40000000;
 			break;
 		case 'n': nproc = atoi(optarg); break;
+		case 'T': nthr = atoi(optarg); break;
 		case 'c': count = atol(optarg); break;
 		case 'p': port = atol(optarg); break;
 		case 'N': nulladdr = 1; break;
@@ -205,6 +221,19 @@ main(int argc, char **argv)
 		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	printf("port %d\n", ntohs(sin.sin_port));
 	fflush(stdout);
+	if (nthr > 1) {
+		/* N threads of one process accept on the listener (until SIGTERM) */
+		struct targ t = { lfd, use4, flags4, nulladdr, mode };
+		pthread_t th;
+
+		for (i = 0; i < nthr; i++)
+			pthread_create(&th, NULL, thread_main, &t);
+		while (!stop)
+			pause();
+		printf("served %ld\n", served);
+		fflush(stdout);
+		_exit(0);
+	}
 	if (nproc <= 1) {
 		loop(lfd, mode, use4, flags4, nulladdr, count);
 		return 0;

@@ -372,7 +372,10 @@ main(int argc, char **argv)
 					pid_t w;
 
 					if (si.ssi_signo != SIGCHLD) {
-						if (!child_done && si.ssi_signo != SIGPIPE)
+						/* a terminal's ^C reaches the service's process
+						 * group by itself (SI_KERNEL): forward only sent ones */
+						if (!child_done && si.ssi_signo != SIGPIPE &&
+						    si.ssi_code != SI_KERNEL)
 							pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
 						continue;
 					}

@@ -7,6 +7,7 @@ vsd_vsd_gate_SOURCES = \
 	vsd/gate-accept.c \
 	vsd/gate-accept-bind.c \
 	vsd/gate-accept-conns.c \
+	vsd/gate-accept-kick.c \
 	vsd/gate-accept-queue.c \
 	vsd/gate-accept-share.c \
 	vsd/gate-accept-status.c \

@@ -4,7 +4,7 @@
 # under vsd-gate with private VS cgroups and a private connection map.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-plan 22
+plan 23
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 || { nok "create VS cgroups"; exit 1; }
 
@@ -35,6 +35,17 @@ gate_start nb -- "$SERVER" -m nonblock
 sleep 0.3
 check "non-blocking: EAGAIN with empty queues" [ "$(stat_field eagain)" -gt 0 ]
 check "non-blocking: 100 connections served" quiet "$CLIENT" -p "$PORT" -n 100 -j 4
+gate_stop
+
+# --- an event loop that accepts once per readiness event still sees the
+#     connections the gate holds (the gate re-arms the listener)
+gate_start ev -- "$SERVER" -m evloop
+"$CLIENT" -p "$PORT" -n 1 -r "spin 400" > /dev/null &
+BUSY=$!
+sleep 0.1
+timeout 10 "$CLIENT" -p "$PORT" -n 5 -j 5 > "$W/ev.c"
+check "event loop: 5 connections queued behind a busy server all served" grep -q "ok 5 bad 0" "$W/ev.c"
+wait $BUSY
 gate_stop
 
 # --- accept4 flags

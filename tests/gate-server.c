@@ -5,7 +5,7 @@
  * line, optionally burns CPU ("spin MS"), and answers one line saying which
  * cgroup the serving thread sat in and what the accepted fd looked like.
  *
- *   gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC]
+ *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
  *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N]
  *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
  *     -N        pass NULL address pointers to accept
@@ -131,6 +131,13 @@ loop(int lfd, const char *mode, int use4, int flags4, int nulladdr, long count)
 		int fd;
 
 		memset(&ss, 0, sizeof(ss));
+		if (strcmp(mode, "evloop") == 0) {
+			/* one accept per readiness event, like nginx without multi_accept */
+			struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+			if (poll(&p, 1, -1) < 0)
+				continue;
+		}
 		fd = use4 ? accept4(lfd, sa, slp, flags4) : accept(lfd, sa, slp);
 		if (fd < 0) {
 			if (errno == EAGAIN) {
@@ -217,7 +224,7 @@ main(int argc, char **argv)
 	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
 		return perror("bind/listen"), 1;
 	getsockname(lfd, (struct sockaddr *)&sin, &sl);
-	if (strcmp(mode, "nonblock") == 0)
+	if (strcmp(mode, "nonblock") == 0 || strcmp(mode, "evloop") == 0)
 		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	printf("port %d\n", ntohs(sin.sin_port));
 	fflush(stdout);

@@ -46,6 +46,7 @@ listen_new(int fd, dev_t dev, ino_t ino)
 		t0 = now_ns();
 	l->nhash = NHASH;
 	l->fd = fd;
+	l->kick_fd = -1;
 	l->dev = dev;
 	l->ino = ino;
 	return l;
@@ -73,6 +74,8 @@ listen_free(struct glisten *l)
 	}
 	free(l->hash);
 	free(l->heap);
+	if (l->kick_fd >= 0)
+		close(l->kick_fd);
 	close(l->fd);
 	free(l);
 }

@@ -172,9 +172,14 @@ drain(struct gate *g, struct glisten *l)
 				log_warn("%s: accept4", __func__);
 			break;
 		}
+		c->fd = fd;
+		if (kick_is_ours(l, c)) {
+			close(fd);
+			free(c);
+			continue;
+		}
 		if (!now)
 			now = now_ns();
-		c->fd = fd;
 		c->t_enq = now;
 		c->vs_id = classify(g, c);
 		if ((v = vstab_find(&g->tab, c->vs_id))) {
@@ -429,8 +434,13 @@ handle_accept(struct gate *g, int is_accept4)
 
 	drain(g, l);
 	serve_waiters(g, l);
-	if (th->waiter != w)
-		return;		/* answered */
+	if (th->waiter != w) {
+		/* answered; an event loop may wait for readiness before the next
+		 * accept: keep the listener readable while we hold connections */
+		if (l->queued && (fl = fcntl(l->fd, F_GETFL)) >= 0 && (fl & O_NONBLOCK))
+			kick_arm(l);
+		return;
+	}
 	fl = fcntl(l->fd, F_GETFL);
 	if (fl >= 0 && (fl & O_NONBLOCK)) {
 		g->eagain++;

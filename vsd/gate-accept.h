@@ -112,6 +112,9 @@ struct glisten {
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
 	int	 polled;	/* registered in epoll (has waiters) */
+	int	 kick_fd;	/* our outstanding loopback "kick" connection, or -1 */
+	socklen_t kick_len;
+	struct sockaddr_storage kick_local;
 	struct gq **hash;
 	size_t	 nhash;
 	struct gq **heap;	/* non-empty queues only */
@@ -133,6 +136,12 @@ void queue_rekey(struct glisten *l, struct vstab *t);
 /* Move the connections queued for vs_id to home's queue (VS destroyed). */
 void queue_reroute(struct glisten *l, uint32_t vs_id, uint32_t home, struct vstab *t);
 void queue_sample_shares(struct glisten *l, struct vstab *t, uint64_t now);
+
+/* --- gate-accept-kick.c --- */
+/* Make a non-blocking listener readable again while the gate holds connections. */
+void kick_arm(struct glisten *l);
+/* 1 (and the kick is over) if c is our own kick connection. */
+int kick_is_ours(struct glisten *l, const struct gconn *c);
 
 /* --- gate-accept-bind.c --- */
 struct gthread {

@@ -9,7 +9,9 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 pkgs="build-essential autoconf automake libtool pkg-config clang llvm
       libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libfcgi-dev
-      apache2 tcpdump iproute2 procps psmisc gnuplot-nox"
+      libclang-rt-14-dev
+      apache2 tcpdump iproute2 procps psmisc util-linux passwd python3
+      gnuplot-nox"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

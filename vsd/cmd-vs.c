@@ -78,10 +78,14 @@ static int
 admit(struct vsd *d, const struct vs *skip, unsigned cpu, struct reply *rep, const char *cmd)
 {
 	unsigned others = reg_cpu_sum(&d->reg, skip);
-	char a[16], b[16];
+	char a[16], b[16], c[16];
 
 	if (others + cpu <= BP_MAX)
 		return 0;
+	if (skip)
+		return reply_err(rep, -ENOSPC, "%s: share %s is more than %s can have: %s (other VSs hold %s)",
+				 cmd, fmt_percent(cpu, a, sizeof(a)), skip->name,
+				 fmt_percent(BP_MAX - others, b, sizeof(b)), fmt_percent(others, c, sizeof(c)));
 	return reply_err(rep, -ENOSPC, "%s: share %s is more than is left: %s of 100%% is unallocated",
 			 cmd, fmt_percent(cpu, a, sizeof(a)), fmt_percent(BP_MAX - others, b, sizeof(b)));
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rules/apply.h"
 #include "vsd.h"
 
 static const struct {
@@ -26,6 +27,8 @@ static const struct {
 	{ "attach", cmd_attach },
 	{ "exec-self", cmd_exec_self },
 	{ "gatetable", cmd_gatetable },
+	{ "apply", cmd_apply },
+	{ "reload", cmd_reload },
 };
 
 int
@@ -123,9 +126,10 @@ send_error(int fd, int json, const char *msg)
 }
 
 static void
-dispatch(struct vsd *d, int fd, const struct request *req, pid_t peer)
+dispatch(struct vsd *d, int fd, const struct request *req, const struct ucred *cr)
 {
-	struct reply rep = { .json = req_flag(req, "json"), .peer_pid = peer };
+	struct reply rep = { .json = req_flag(req, "json"), .peer_pid = cr->pid,
+			     .peer_uid = cr->uid };
 	size_t i;
 	int r = -ENOSYS;
 
@@ -138,6 +142,12 @@ dispatch(struct vsd *d, int fd, const struct request *req, pid_t peer)
 	if (i == ARRAY_SIZE(cmds))
 		reply_err(&rep, -ENOSYS, "unknown command '%.64s'", req->argv[0]);
 	if (r < 0) {
+		if (!rep.err[0] && rep.out.len && !rep.out.oom) {
+			/* a handler with more to say than one line (apply's check errors) */
+			send_error(fd, rep.json, rep.out.p);
+			buf_free(&rep.out);
+			return;
+		}
 		if (!rep.err[0])
 			snprintf(rep.err, sizeof(rep.err), "%s: %s", req->argv[0], strerror(-r));
 		send_error(fd, rep.json, rep.err);
@@ -175,7 +185,7 @@ control_serve(struct vsd *d, int lfd)
 		send_error(fd, 0, why);
 	} else if (r == 0) {
 		log_debug("request '%s' from pid %d", req.argv[0], (int)cr.pid);
-		dispatch(d, fd, &req, cr.pid);
+		dispatch(d, fd, &req, &cr);
 	}
 	proto_request_free(&req);
 	close(fd);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -160,6 +161,92 @@ parse_size(const char *s, uint64_t *bytes, const char **why)
 range:
 	*why = "is too large";
 	return -ERANGE;
+}
+
+/* A whole number, decimal or 0x hex, in [0, max]. */
+static int
+parse_num(const char *s, unsigned long max, unsigned long *out)
+{
+	unsigned long long v;
+	char *end;
+	int base = 10;
+
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		base = 16;
+		s += 2;
+	}
+	/* strtoull would take a second "0x" and leading blanks or signs */
+	if (!isxdigit((unsigned char)s[0]) || (base == 10 && !isdigit((unsigned char)s[0])) ||
+	    (base == 16 && (s[1] == 'x' || s[1] == 'X')))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	*out = (unsigned long)v;
+	return 0;
+}
+
+int
+parse_tos(const char *s, uint8_t *tos, const char **why)
+{
+	unsigned long v;
+	int r = parse_num(s, 255, &v);
+
+	if (r < 0) {
+		*why = r == -ERANGE ? "is over 255" : "is not a TOS byte (0-255 or 0x00-0xff)";
+		return r;
+	}
+	*tos = (uint8_t)v;
+	*why = NULL;
+	return 0;
+}
+
+int
+parse_dscp(const char *s, uint8_t *tos, const char **why)
+{
+	unsigned long v;
+	int r;
+
+	*why = "is not a DSCP (CS0-CS7, AF11-AF43, EF or 0-63)";
+	if (strcasecmp(s, "ef") == 0) {
+		v = 46;
+	} else if (strncasecmp(s, "cs", 2) == 0 && s[2] >= '0' && s[2] <= '7' && !s[3]) {
+		v = (unsigned long)(s[2] - '0') << 3;
+	} else if (strncasecmp(s, "af", 2) == 0 && s[2] >= '1' && s[2] <= '4' &&
+		   s[3] >= '1' && s[3] <= '3' && !s[4]) {
+		/* RFC 2597: AFxy = 8x + 2y */
+		v = 8ul * (unsigned long)(s[2] - '0') + 2ul * (unsigned long)(s[3] - '0');
+	} else if (isdigit((unsigned char)s[0])) {
+		r = parse_num(s, 63, &v);
+		if (r < 0) {
+			if (r == -ERANGE)
+				*why = "is over 63";
+			return r;
+		}
+	} else {
+		return -EINVAL;
+	}
+	*tos = (uint8_t)(v << 2);
+	*why = NULL;
+	return 0;
+}
+
+int
+parse_mark(const char *s, uint32_t *mark, const char **why)
+{
+	unsigned long v;
+	int r = parse_num(s, UINT32_MAX, &v);
+
+	if (r < 0) {
+		*why = r == -ERANGE ? "is over 0xffffffff" : "is not a mark (a 32-bit number)";
+		return r;
+	}
+	*mark = (uint32_t)v;
+	*why = NULL;
+	return 0;
 }
 
 int

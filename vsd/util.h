@@ -31,6 +31,16 @@ int parse_size(const char *s, uint64_t *bytes, const char **why);
 /* A whole decimal number in [min, max]. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 
+/*
+ * Socket gate settings, as vsctl and rule files write them.
+ * tos: the full TOS byte, 0-255 decimal or 0x00-0xff.
+ * dscp: CS0-CS7, AF11-AF43, EF (any case) or 0-63; *tos gets dscp << 2.
+ * mark: SO_MARK, a 32-bit number, decimal or 0x hex.
+ */
+int parse_tos(const char *s, uint8_t *tos, const char **why);
+int parse_dscp(const char *s, uint8_t *tos, const char **why);
+int parse_mark(const char *s, uint32_t *mark, const char **why);
+
 /* File helpers; each returns 0 or -errno. */
 int read_file(const char *path, char *buf, size_t len);	/* NUL-terminates, strips trailing \n */
 int write_file(const char *path, const char *s);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proto.h"
+#include "rules/rules.h"
 #include "util.h"
 #include "vsctl-run.h"
 
@@ -93,8 +94,11 @@ call(struct buf *req, int pass_fd, int quiet_ok)
 	if ((fd = connect_vsd()) < 0)
 		return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
 			    strerror(errno));
-	if ((r = proto_send_request(fd, req, pass_fd)) < 0 ||
-	    (r = proto_recv_reply(fd, &status, &body)) < 0) {
+	/* vsd may refuse and close before reading (SO_PEERCRED); its reply still waits. */
+	r = proto_send_request(fd, req, pass_fd);
+	if (r == 0 || r == -EPIPE || r == -ECONNRESET)
+		r = proto_recv_reply(fd, &status, &body);
+	if (r < 0) {
 		close(fd);
 		buf_free(&body);
 		return fail("talking to vsd at %s: %s", socket_path, strerror(-r));
@@ -245,10 +249,57 @@ do_services(const struct cmdspec *c, int argc, char **argv)
 	return vsctl_services(argc, argv, socket_path, json);
 }
 
+/* check: offline, no daemon and no root; argv[-1] is "check" itself. */
+static int
+do_check(const struct cmdspec *c, int argc, char **argv)
+{
+	return rules_check_main(argc + 1, argv - 1);
+}
+
+/* apply: vsd reads the file itself (it checks who owns it), so send a full path. */
+static int
+do_apply(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	const char *file = NULL;
+	int i, prune = 0, dry = 0, r;
+	char *abs;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--prune") == 0)
+			prune = 1;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return fail("apply: unknown option '%s'", argv[i]);
+		else if (file)
+			return fail("apply: one rule file at a time ('%s' is extra)", argv[i]);
+		else
+			file = argv[i];
+	}
+	if (!file)
+		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
+	if (!(abs = realpath(file, NULL)))
+		return fail("apply: %s: %s", file, strerror(errno));
+	proto_add(&req, "apply");
+	proto_addf(&req, "path=%s", abs);
+	if (prune)
+		proto_add(&req, "prune=1");
+	if (dry)
+		proto_add(&req, "dry-run=1");
+	free(abs);
+	r = call(&req, -1, 0);
+	buf_free(&req);
+	return r;
+}
+
 static const struct optspec limit_opts[] = {
 	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 }, { NULL, 0 },
 };
 static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
+static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, { NULL, 0 } };
 
 static const struct cmdspec cmds[] = {
 	{ "create", do_remote, "name", limit_opts,
@@ -262,6 +313,9 @@ static const struct cmdspec cmds[] = {
 	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
+	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
+	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
+	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },
 };
 
 static void
@@ -279,7 +333,7 @@ main(int argc, char **argv)
 {
 	const char *env = getenv("VSD_SOCKET");
 	size_t i;
-	int a = 1;
+	int a = 1, c;
 
 	if (env && *env)
 		socket_path = env;
@@ -305,6 +359,10 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	/* --json anywhere before "--" also shapes the errors found while parsing. */
+	for (c = a; c < argc && strcmp(argv[c], "--") != 0; c++)
+		if (strcmp(argv[c], "--json") == 0)
+			json = 1;
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		if (strcmp(argv[a], cmds[i].name) == 0)
 			return cmds[i].fn(&cmds[i], argc - a - 1, argv + a + 1);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "rules/apply.h"
 #include "state.h"
 #include "vsd.h"
 
@@ -27,7 +28,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
-		   "           [--cgroup-root NAME] [--group GROUP] [--verbose]\n");
+		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n");
 }
 
 static int
@@ -106,6 +107,23 @@ setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* SIGHUP: re-read the rule file; a bad one is refused and nothing changes. */
+static void
+reload_rules(struct vsd *d)
+{
+	struct buf out = { 0 }, errs = { 0 };
+
+	if (!d->rules_path) {
+		log_info("SIGHUP: no rule file to re-read (see --rules)");
+		return;
+	}
+	if (rules_reload(d, 0, 0, &out, &errs) < 0)
+		log_warnx("SIGHUP: rule file refused, nothing changed:\n%s",
+			  errs.p ? errs.p : "");
+	buf_free(&out);
+	buf_free(&errs);
+}
+
 static int
 loop(struct vsd *d, int lfd, int sfd)
 {
@@ -126,6 +144,8 @@ loop(struct vsd *d, int lfd, int sfd)
 						 si.ssi_signo);
 					return 0;
 				}
+				if (si.ssi_signo == SIGHUP)
+					reload_rules(d);
 			}
 		}
 		if (pfd[0].revents & POLLIN)
@@ -142,22 +162,25 @@ main(int argc, char **argv)
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
 			 .group = (gid_t)-1 };
-	const char *root = DEFAULT_ROOT, *group = NULL;
+	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
+	char *rules_abs = NULL;
 	int foreground = 0, verbose = 0, c, r, lfd, sfd;
 
-	while ((c = getopt_long(argc, argv, "fs:d:r:g:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = 1; break;
 		case 's': d.socket_path = optarg; break;
 		case 'd': d.state_dir = optarg; break;
 		case 'r': root = optarg; break;
 		case 'g': group = optarg; break;
+		case 'R': rules = optarg; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -179,21 +202,41 @@ main(int argc, char **argv)
 	}
 	if (geteuid() != 0)
 		fatalx("must run as root");
+	/* absolute: reload must find it after daemon() changed to / */
+	if (rules && !(rules_abs = realpath(rules, NULL)))
+		fatal("--rules %s", rules);
 
 	lock_state_dir(d.state_dir);
 	if ((r = cg_init(&d.cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
 	if ((r = state_load(d.state_dir, &d.reg)) < 0)
 		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
-	if ((r = cg_prepare(&d.cg)) < 0)
-		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
-	adopt(&d);
-	if ((sfd = setup_signals()) < 0)
-		fatal("signalfd");
+	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
 	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
 		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
 	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
 		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
+	if ((r = cg_prepare(&d.cg)) < 0) {
+		unlink(d.socket_path);
+		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
+	}
+	adopt(&d);
+	if (rules_abs) {
+		struct buf out = { 0 }, errs = { 0 };
+
+		if ((r = rules_apply_file(&d, rules_abs, geteuid(), 0, 0, &out, &errs)) < 0) {
+			fputs(errs.p ? errs.p : "", stderr);
+			unlink(d.socket_path);
+			if (d.reg.n == 0)
+				cg_release(&d.cg);
+			fatalx("--rules %s: refused, nothing changed", rules);
+		}
+		buf_free(&out);
+		buf_free(&errs);
+		free(rules_abs);
+	}
+	if ((sfd = setup_signals()) < 0)
+		fatal("signalfd");
 	log_info("vsd %s: %s cgroups under %s, %zu VS%s, listening on %s", PACKAGE_VERSION,
 		 cg_layout_name(d.cg.layout), d.cg.hier[0].base, d.reg.n, d.reg.n == 1 ? "" : "s",
 		 d.socket_path);
@@ -207,6 +250,7 @@ main(int argc, char **argv)
 	unlink(d.socket_path);
 	if (d.reg.n == 0)
 		cg_release(&d.cg);
+	rules_release(&d);
 	reg_free(&d.reg);
 	return r;
 }

@@ -10,12 +10,17 @@
 #include "proto.h"
 #include "registry.h"
 
+struct rules;
+
 struct vsd {
 	struct cg_ctx	 cg;
 	struct registry	 reg;
 	const char	*state_dir;
 	const char	*socket_path;
 	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
+	struct rules	*rules;		/* the rule file applied last (rules/apply.c), or NULL */
+	char		*rules_path;	/* what reload and SIGHUP re-read */
+	uid_t		 rules_owner;	/* who applied it: its files must belong to root or them */
 };
 
 struct reply {
@@ -23,6 +28,7 @@ struct reply {
 	char		 err[512];
 	int		 json;
 	pid_t		 peer_pid;	/* from SO_PEERCRED */
+	uid_t		 peer_uid;
 };
 
 /* Record a one-line error for the client; returns r (a -errno). */

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The compiled rules in a stable text form: what `vsctl check --dump` shows
+ * and what the golden tests compare. For small files it also prints every
+ * gate decision, so a test sees what the accept gate would do.
+ */
+#include "config.h"
+
+#include <stdio.h>
+
+#include "buf.h"
+#include "ctx.h"
+
+#define DECISIONS_MAX_VS	8
+
+static void
+limits(struct buf *b, unsigned set, unsigned cpu, unsigned cpu_max, uint64_t mem,
+       uint64_t pids)
+{
+	char t[32];
+
+	if (set & RULES_SET_CPU)
+		buf_printf(b, " cpu %s", fmt_percent(cpu, t, sizeof(t)));
+	if (set & RULES_SET_CPU_MAX)
+		buf_printf(b, " cpu-max %s", fmt_percent(cpu_max, t, sizeof(t)));
+	if (set & RULES_SET_MEM)
+		buf_printf(b, " mem %s", fmt_size(mem, t, sizeof(t)));
+	if (set & RULES_SET_PIDS)
+		buf_printf(b, " pids %llu", (unsigned long long)pids);
+}
+
+static void
+pat(const struct rules *rs, struct buf *b, const struct rules_pat *p)
+{
+	if (p->kind == RULES_PAT_VS)
+		buf_printf(b, "%s", rs->vs[p->vs].name);
+	else if (p->kind == RULES_PAT_PREFIX)
+		buf_printf(b, "%s*", p->prefix);
+	else
+		buf_printf(b, "*");
+}
+
+static void
+decision(const struct rules *rs, struct buf *b, struct rules_decision d)
+{
+	buf_printf(b, "%s", rules_action_name(d.action));
+	if (d.action == RULES_TO_VS || d.action == RULES_TO_REQUESTER)
+		buf_printf(b, " %s", d.vs >= 0 ? rs->vs[d.vs].name : "?");
+	if (d.rule >= 0)
+		buf_printf(b, " (rule %d)\n", d.rule);
+	else
+		buf_printf(b, " (default)\n");
+}
+
+static void
+decisions(const struct rules *rs, struct buf *b)
+{
+	int g, ci, ri;
+
+	if (rs->nvs > DECISIONS_MAX_VS)
+		return;
+	for (g = 0; g < RULES_GATE_MAX; g++) {
+		if (rs->gate_first[g] == rs->gate_first[g + 1])
+			continue;
+		for (ci = -1; ci < (int)rs->nvs; ci++) {
+			for (ri = -1; ri < (int)rs->nvs; ri++) {
+				if (g != RULES_GATE_ACCEPT && ri >= 0)
+					break;	/* no requester */
+				buf_printf(b, "decide %s %s <- %s: ", rules_gate_name(g),
+					   ci >= 0 ? rs->vs[ci].name : "?",
+					   ri >= 0 ? rs->vs[ri].name : "?");
+				decision(rs, b, rules_query(rs, g, ci, ri));
+			}
+		}
+	}
+}
+
+void
+rules_dump(const struct rules *rs, struct buf *b)
+{
+	char t[32];
+	size_t i;
+
+	buf_printf(b, "# %zu VSs, %zu groups, %zu services, %zu rules; guaranteed shares %s\n",
+		   rs->nvs, rs->ngroups, rs->nservices, rs->nrules,
+		   fmt_percent(rs->total_cpu, t, sizeof(t)));
+	for (i = 0; i < rs->ngroups; i++) {
+		const struct rules_group *g = &rs->groups[i];
+
+		buf_printf(b, "group %s", g->name);
+		limits(b, g->set, g->cpu, g->cpu_max, g->mem_max, g->pids_max);
+		buf_printf(b, "\n");
+	}
+	for (i = 0; i < rs->nvs; i++) {
+		const struct rules_vs *v = &rs->vs[i];
+
+		buf_printf(b, "vs %s", v->name);
+		if (v->plan[0])
+			buf_printf(b, " plan %s", v->plan);
+		if (v->group >= 0)
+			buf_printf(b, " group %s", rs->groups[v->group].name);
+		limits(b, v->set, v->cpu, v->cpu_max, v->mem_max, v->pids_max);
+		if (v->set & RULES_SET_TOS)
+			buf_printf(b, " tos 0x%02x", v->tos);
+		if (v->set & RULES_SET_MARK)
+			buf_printf(b, " mark %u", v->mark);
+		buf_printf(b, " priority %u\n", v->priority);
+	}
+	for (i = 0; i < rs->nservices; i++) {
+		const struct rules_service *s = &rs->services[i];
+
+		buf_printf(b, "service %s home %s gate %s command ", s->name,
+			   rs->vs[s->home].name, rules_gate_name(s->gate));
+		buf_json_str(b, s->command);
+		buf_printf(b, "\n");
+	}
+	for (i = 0; i < rs->nrules; i++) {
+		const struct rules_rule *r = &rs->rules[i];
+
+		buf_printf(b, "rule %zu (%s, ", i, rules_gate_name(r->gate));
+		pat(rs, b, &r->caller);
+		if (r->has_req) {
+			buf_printf(b, ", req = ");
+			pat(rs, b, &r->req);
+		}
+		buf_printf(b, ") => (%s) priority %d specificity %d at %s:%d:%d\n",
+			   r->action == RULES_TO_VS ? rs->vs[r->target].name :
+			   rules_action_name(r->action), r->priority, r->specificity,
+			   r->loc.file, r->loc.line, r->loc.col);
+	}
+	decisions(rs, b);
+}

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The library's entry points: load (parse, check, compile) and free. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "ctx.h"
+#include "names.h"
+#include "rules.h"
+
+static const char *const gate_names[RULES_GATE_MAX] = {
+	[RULES_GATE_ACCEPT] = "accept",
+	[RULES_GATE_SOCKET] = "socket",
+	[RULES_GATE_FORK] = "fork",
+};
+
+const char *
+rules_gate_name(enum rules_gate g)
+{
+	return (unsigned)g < RULES_GATE_MAX ? gate_names[g] : "?";
+}
+
+int
+rules_gate_from_name(const char *s)
+{
+	int g;
+
+	for (g = 0; g < RULES_GATE_MAX; g++)
+		if (strcmp(s, gate_names[g]) == 0)
+			return g;
+	return -1;
+}
+
+const char *
+rules_action_name(enum rules_action a)
+{
+	switch (a) {
+	case RULES_STAY:	 return "stay";
+	case RULES_TO_VS:	 return "vs";
+	case RULES_TO_CREATOR:	 return "creator";
+	case RULES_TO_REQUESTER: return "requester";
+	case RULES_TO_HOME:	 return "home";
+	}
+	return "?";
+}
+
+int
+rules_vs_index(const struct rules *rs, const char *name)
+{
+	return names_get(rs->vs_names, name);
+}
+
+int
+rules_service_index(const struct rules *rs, const char *name)
+{
+	return names_get(rs->svc_names, name);
+}
+
+void
+rules_free(struct rules *rs)
+{
+	struct rules_file *f, *nf;
+	size_t i;
+	int g;
+
+	if (!rs)
+		return;
+	for (i = 0; i < rs->nservices; i++)
+		free(rs->services[i].command);
+	for (i = 0; i < rs->nrules; i++) {
+		free(rs->rules[i].caller.prefix);
+		free(rs->rules[i].req.prefix);
+	}
+	for (g = 0; g < RULES_GATE_MAX; g++) {
+		if (!rs->by_caller[g])
+			continue;
+		for (i = 0; i <= rs->nvs; i++)
+			free(rs->by_caller[g][i].idx);
+		free(rs->by_caller[g]);
+	}
+	for (f = rs->files; f; f = nf) {
+		nf = f->next;
+		free(f->path);
+		free(f);
+	}
+	free(rs->vs);
+	free(rs->groups);
+	free(rs->services);
+	free(rs->rules);
+	free(rs->sorted);
+	names_free(rs->vs_names);
+	names_free(rs->svc_names);
+	free(rs);
+}
+
+static int
+load(const char *path, const char *data, size_t len, unsigned flags, uid_t owner,
+     struct rules **out, struct buf *errs)
+{
+	struct rules_ctx c;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	c.flags = flags;
+	c.owner = owner;
+	c.errs = errs;
+	c.rs = calloc(1, sizeof(*c.rs));
+	if (!c.rs)
+		return -ENOMEM;
+	c.rs->vs_names = names_new();
+	c.rs->svc_names = names_new();
+	if (!c.rs->vs_names || !c.rs->svc_names) {
+		rules_free(c.rs);
+		return -ENOMEM;
+	}
+	if (data)
+		load_buffer(&c, path, data, len);
+	else
+		load_file(&c, path, NULL);
+	/* check even after syntax errors: one pass shows every error */
+	if (!c.oom)
+		check_decls(&c);
+	if (!c.oom)
+		compile_rules(&c);
+	flush_errors(&c);
+	ctx_free(&c);
+	if (c.oom || errs->oom) {
+		rules_free(c.rs);
+		return -ENOMEM;
+	}
+	if (c.nerr) {
+		rules_free(c.rs);
+		return -EINVAL;
+	}
+	*out = c.rs;
+	return 0;
+}
+
+int
+rules_load(const char *path, unsigned flags, struct rules **out, struct buf *errs)
+{
+	return load(path, NULL, 0, flags, geteuid(), out, errs);
+}
+
+int
+rules_load_as(const char *path, unsigned flags, uid_t owner, struct rules **out,
+	      struct buf *errs)
+{
+	return load(path, NULL, 0, flags, owner, out, errs);
+}
+
+int
+rules_load_buffer(const char *name, const char *data, size_t len, unsigned flags,
+		  struct rules **out, struct buf *errs)
+{
+	return load(name, data ? data : "", len, flags, geteuid(), out, errs);
+}

@@ -1,0 +1,240 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The rules library: loads a rule file (vsrules(5)), checks it and compiles
+ * it into a struct rules that vsd applies and the gates consult.
+ *
+ * Loading never changes anything outside the library, needs no daemon and no
+ * privilege, and reports every error of the file (and its includes) at once,
+ * one per line, as "FILE:LINE:COLUMN: message". A file with any error yields
+ * no struct rules at all: it is refused whole.
+ *
+ * The accept gate's per-accept path is rules_query(): it works on VS indices
+ * (rules_vs_index() once per VS, cached by the caller) and walks a short,
+ * precomputed per-caller list of rules in precedence order.
+ *
+ * How the gates use it:
+ *  - vsd keeps the rules of the file applied last in struct vsd's `rules`
+ *    (rules/apply.c); it replaces the pointer (and frees the old rules) only
+ *    after a whole apply succeeded. A struct rules never changes once loaded,
+ *    so queries need no lock; a gate in another thread must not use it across
+ *    a replacement (hold its own reference: load the file itself, or copy what
+ *    it needs).
+ *  - vsd's VS ids (struct vs.id, the BPF maps' vs_id) are not the library's
+ *    indices: map them by name, once per VS, with rules_vs_index(); a VS the
+ *    file does not declare is RULES_VS_UNKNOWN (or use rules_query_name()).
+ *  - Accept gate: for a connection from requester R accepted by a service
+ *    thread now in VS C, rules_query(rs, RULES_GATE_ACCEPT, C, R) says where
+ *    the thread runs: STAY, TO_VS (.vs), TO_REQUESTER (.vs = R), TO_HOME (the
+ *    service's home: rules->services[rules_service_index(rs, name)].home).
+ *  - Socket gate: the per-VS defaults are rules->vs[i].tos (RULES_SET_TOS),
+ *    .mark (RULES_SET_MARK); rules_query(rs, RULES_GATE_SOCKET, C, -1) gives
+ *    the VS a socket created in C is charged to (TO_CREATOR: C itself).
+ */
+#ifndef VSD_RULES_H
+#define VSD_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util.h"
+
+struct buf;
+
+enum rules_gate {
+	RULES_GATE_ACCEPT = 0,
+	RULES_GATE_SOCKET,
+	RULES_GATE_FORK,
+	RULES_GATE_MAX,
+};
+
+/* Which limits a VS declaration sets; an unset limit is left to vsd's default. */
+#define RULES_SET_CPU		(1u << 0)
+#define RULES_SET_CPU_MAX	(1u << 1)
+#define RULES_SET_MEM		(1u << 2)
+#define RULES_SET_PIDS		(1u << 3)
+#define RULES_SET_TOS		(1u << 4)	/* from tos or dscp */
+#define RULES_SET_MARK		(1u << 5)
+#define RULES_SET_PRIORITY	(1u << 6)
+
+/* Where a declaration was written (file names live as long as the rules). */
+struct rules_loc {
+	const char	*file;
+	int		 line;
+	int		 col;
+};
+
+struct rules_vs {
+	char		 name[VS_NAME_MAX + 1];
+	unsigned	 set;		/* RULES_SET_* */
+	unsigned	 cpu;		/* guaranteed share, basis points (parse_percent) */
+	unsigned	 cpu_max;	/* cap, basis points */
+	uint64_t	 mem_max;	/* bytes (parse_size) */
+	uint64_t	 pids_max;
+	uint8_t		 tos;		/* full TOS byte; dscp D is stored as D << 2 */
+	uint32_t	 mark;		/* SO_MARK */
+	unsigned	 priority;	/* conflict resolution; higher wins; default 0 */
+	int		 group;		/* index into rules->groups, or -1 */
+	char		 plan[VS_NAME_MAX + 1];	/* plan it was declared with, or "" */
+	struct rules_loc loc;
+};
+
+/*
+ * A reseller's (or any) budget: vsd has no nested VSs, so a group is checked,
+ * not enforced as an aggregate: its members' shares, memory and pids must fit
+ * in it, and no member's cap may exceed the group's.
+ */
+struct rules_group {
+	char		 name[VS_NAME_MAX + 1];
+	unsigned	 set;
+	unsigned	 cpu, cpu_max;
+	uint64_t	 mem_max, pids_max;
+	struct rules_loc loc;
+};
+
+struct rules_service {
+	char		 name[VS_NAME_MAX + 1];
+	int		 home;		/* VS index */
+	enum rules_gate	 gate;		/* the gate it runs under (accept) */
+	char		*command;	/* run by /bin/sh -c */
+	struct rules_loc loc;
+};
+
+/* What a rule says to do. */
+enum rules_action {
+	RULES_STAY = 0,		/* no rebinding: the caller stays where it is */
+	RULES_TO_VS,		/* the VS named by the rule */
+	RULES_TO_CREATOR,	/* the VS that created the socket / the parent */
+	RULES_TO_REQUESTER,	/* the VS the request came from */
+	RULES_TO_HOME,		/* the service's home VS */
+};
+
+/* A pattern after expansion of [a|b] and [1..9]: one VS, a prefix* or *. */
+enum rules_pat_kind { RULES_PAT_ANY, RULES_PAT_PREFIX, RULES_PAT_VS };
+
+struct rules_pat {
+	enum rules_pat_kind kind;
+	int		 vs;		/* RULES_PAT_VS: VS index */
+	char		*prefix;	/* RULES_PAT_PREFIX: the part before '*' */
+	size_t		 plen;
+};
+
+struct rules_rule {
+	enum rules_gate	 gate;
+	struct rules_pat caller;
+	struct rules_pat req;		/* RULES_PAT_ANY when the rule has no condition */
+	int		 has_req;
+	enum rules_action action;
+	int		 target;	/* RULES_TO_VS: VS index */
+	int		 priority;	/* highest priority among the VSs it names, -1 if none */
+	int		 specificity;	/* 2 per exact VS, 1 per prefix, over caller and req */
+	struct rules_loc loc;
+};
+
+struct rules_list {
+	int		*idx;		/* into rules->rules, precedence order */
+	size_t		 n;
+};
+
+struct rules_file {
+	char		*path;
+	struct rules_file *next;
+};
+
+struct rules_names;
+
+struct rules {
+	struct rules_vs		*vs;
+	size_t			 nvs;
+	struct rules_group	*groups;
+	size_t			 ngroups;
+	struct rules_service	*services;
+	size_t			 nservices;
+	struct rules_rule	*rules;		/* all gates, in precedence order per gate */
+	size_t			 nrules;
+	/*
+	 * Per gate, rules[gate_first[g] .. gate_first[g + 1]) in precedence
+	 * order. by_caller[g][i] (i < nvs): the rules whose caller is VS i by
+	 * name or by prefix; by_caller[g][nvs]: the rules whose caller is '*'.
+	 * A query merges the two lists (both ascending rule indices).
+	 */
+	size_t			 gate_first[RULES_GATE_MAX + 1];
+	struct rules_list	*by_caller[RULES_GATE_MAX];
+	int			*sorted;	/* VS indices in name order (prefix ranges) */
+	unsigned		 total_cpu;	/* basis points counted against 100% */
+	struct rules_names	*vs_names, *svc_names;
+	struct rules_file	*files;		/* every file read, for locations */
+};
+
+/* The result of a query. */
+struct rules_decision {
+	enum rules_action action;
+	int		 vs;	/* resolved VS index: the target (TO_VS), the requester
+				 * (TO_REQUESTER), the caller (STAY); else -1 */
+	int		 rule;	/* index into rules->rules, -1 = no rule matched (default) */
+};
+
+#define RULES_VS_UNKNOWN	(-1)	/* a VS the file does not declare, or an
+					 * unclassified requester */
+
+/* Flags for rules_load(). */
+#define RULES_NO_INCLUDE	(1u << 0)	/* refuse include (fuzzing, untrusted buffers) */
+#define RULES_NO_PERM_CHECK	(1u << 1)	/* skip the owner and mode checks */
+/*
+ * Accept only files the owner uid owns, not root's too: vsd loading a file
+ * for a non-root client must not read root's files for it (an error message
+ * quotes the file's words).
+ */
+#define RULES_OWNER_ONLY	(1u << 2)
+
+/*
+ * Load, check and compile path. Every file read must be a regular file,
+ * writable by its owner only, and owned by root or by the effective uid
+ * (rules_load_as: by owner, the client a daemon loads it for). On success *out is set and 0 returned. On
+ * failure every message is appended to errs (one per line, no prefix other
+ * than the location) and -EINVAL returned (-ENOMEM when out of memory).
+ */
+int rules_load(const char *path, unsigned flags, struct rules **out, struct buf *errs);
+int rules_load_as(const char *path, unsigned flags, uid_t owner, struct rules **out,
+		  struct buf *errs);
+/* The same, for a file already in memory (the name is used in messages). */
+int rules_load_buffer(const char *name, const char *data, size_t len, unsigned flags,
+		      struct rules **out, struct buf *errs);
+void rules_free(struct rules *rs);
+
+/* The index of a declared VS or service, or -1. */
+int rules_vs_index(const struct rules *rs, const char *name);
+int rules_service_index(const struct rules *rs, const char *name);
+
+/*
+ * The per-accept (per-socket, per-fork) decision. caller and req are VS
+ * indices from rules_vs_index(), or RULES_VS_UNKNOWN. An unknown caller is
+ * matched by the rules whose caller is '*' only; use rules_query_name() to
+ * match it by name against prefix patterns too. An unknown requester (a
+ * connection the socket gate did not classify) is matched by '*' and by rules
+ * without a condition. No matching rule gives the gate's default: socket and
+ * fork -> RULES_TO_CREATOR, accept -> RULES_STAY. A RULES_TO_REQUESTER decision
+ * with an unknown requester is turned into RULES_TO_HOME.
+ * Cost: one walk of the caller's precomputed list, first match wins.
+ */
+struct rules_decision rules_query(const struct rules *rs, enum rules_gate gate,
+				  int caller, int req);
+/* The same by name (NULL = unknown); slower: a hash lookup per name. */
+struct rules_decision rules_query_name(const struct rules *rs, enum rules_gate gate,
+				       const char *caller, const char *req);
+
+/* "accept", "socket", "fork"; and back (-1 if unknown). */
+const char *rules_gate_name(enum rules_gate g);
+int rules_gate_from_name(const char *s);
+const char *rules_action_name(enum rules_action a);
+
+/* A human-readable dump of the compiled rules (what `check --dump` prints). */
+void rules_dump(const struct rules *rs, struct buf *out);
+
+/*
+ * `vsctl check [--dump] [--quiet] FILE`: argv[0] is the command name.
+ * Prints the errors on stderr; returns the exit status (0 ok, 1 errors, 2 usage).
+ */
+int rules_check_main(int argc, char **argv);
+
+#endif

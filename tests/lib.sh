@@ -1,0 +1,195 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Shared by the integration tests (bash): TAP output, a private vsd instance,
+# JSON field access, and a cleanup that runs even when a test fails.
+# Everything a test makes lives under its own cgroup root (vsd-t<pid>) and its
+# own temporary directory; the trap removes both.
+
+set -u
+: "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
+: "${top_srcdir:=$top_builddir}"
+VSD=$top_builddir/vsd/vsd
+VSCTL=$top_builddir/vsd/vsctl
+export LC_ALL=C
+
+_tap_n=0
+_tap_fail=0
+_cleanups=()
+VSD_PID=
+VSD_TMP=
+VSD_ROOT=${VSD_ROOT:-vsd-t$$}
+
+diag() { printf '# %s\n' "$@"; }
+ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
+fail() { _tap_n=$((_tap_n + 1)); _tap_fail=$((_tap_fail + 1)); echo "not ok $_tap_n - $*"; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+# check NAME CMD...: passes when CMD succeeds; shows its output when not.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		ok "$name"
+	else
+		fail "$name"
+		diag "command: $*"
+		printf '%s\n' "$out" | head -20 | sed 's/^/#   /'
+	fi
+}
+
+# is GOT WANT NAME
+is() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		fail "$3"
+		diag "got:  '$1'" "want: '$2'"
+	fi
+}
+
+# like TEXT REGEX NAME
+like() {
+	if printf '%s' "$1" | grep -Eq -- "$2"; then
+		ok "$3"
+	else
+		fail "$3"
+		diag "got:  '$1'" "want: /$2/"
+	fi
+}
+
+done_testing() {
+	echo "1..$_tap_n"
+	[ "$_tap_fail" -eq 0 ]
+	exit $?
+}
+
+# Integration tests need root and the kernel features; skip only when truly missing.
+need_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root: it creates cgroups"
+	[ -d /sys/fs/cgroup ] || skip_all "no /sys/fs/cgroup on this host"
+	[ -x "$VSD" ] && [ -x "$VSCTL" ] || skip_all "vsd and vsctl are not built"
+	command -v python3 >/dev/null || skip_all "python3 is missing (scripts/deps.sh installs it)"
+}
+
+on_exit() { _cleanups+=("$*"); }
+
+# Every directory ROOT has in the hierarchies vsd uses, as vsd builds them:
+# <mount><cgroup of this shell>/<ROOT>.
+cg_root_dirs() {
+	local root=$1 c own mnt
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		own=${own%/*/.daemon}
+		echo "/sys/fs/cgroup${own%/}/$root"
+		return
+	fi
+	for c in cpu cpuacct memory pids; do
+		[ -d /sys/fs/cgroup/$c ] || continue
+		mnt=$(readlink -f /sys/fs/cgroup/$c)
+		own=$(awk -F: -v c=$c '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+		echo "$mnt${own%/}/$root"
+	done | sort -u
+	if [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+		own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup/unified${own%/}/$root"
+	fi
+}
+
+# Kill what is left in a cgroup tree of ours and remove it, leaves first.
+cg_remove_tree() {
+	local top=$1 d i
+	[ -d "$top" ] || return 0
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		for d in $(find "$top" -depth -type d); do
+			[ -f "$d/cgroup.procs" ] && xargs -r kill -9 < "$d/cgroup.procs" 2>/dev/null
+		done
+		for d in $(find "$top" -depth -type d); do
+			rmdir "$d" 2>/dev/null
+		done
+		[ -d "$top" ] || return 0
+		sleep 0.1
+	done
+	diag "could not remove $top"
+}
+
+_cleanup() {
+	local i d
+	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
+		eval "${_cleanups[$i]}" >/dev/null 2>&1
+	done
+	if [ -n "$VSD_PID" ] && kill -0 "$VSD_PID" 2>/dev/null; then
+		kill -TERM "$VSD_PID" 2>/dev/null
+		for i in $(seq 50); do kill -0 "$VSD_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$VSD_PID" 2>/dev/null
+	fi
+	for d in $(cg_root_dirs "$VSD_ROOT"); do cg_remove_tree "$d"; done
+	[ -n "$VSD_TMP" ] && rm -rf "$VSD_TMP"
+}
+trap _cleanup EXIT
+trap 'exit 1' INT TERM
+
+# vsd_start [VSD ARGS...]: a private vsd for this test; exports VSD_SOCKET.
+vsd_start() {
+	local i
+	if [ -z "$VSD_TMP" ]; then
+		VSD_TMP=$(mktemp -d /tmp/vsd-test.XXXXXX)
+		export VSD_SOCKET=$VSD_TMP/vsd.sock
+		VSD_STATE=$VSD_TMP/state
+	fi
+	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$VSD_STATE" \
+		--cgroup-root "$VSD_ROOT" "$@" 2>>"$VSD_TMP/vsd.log" &
+	VSD_PID=$!
+	for i in $(seq 100); do
+		[ -S "$VSD_SOCKET" ] && "$VSCTL" list >/dev/null 2>&1 && return 0
+		kill -0 "$VSD_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	diag "vsd did not start:"
+	sed 's/^/#   /' "$VSD_TMP/vsd.log"
+	return 1
+}
+
+# vsd_stop [SIGNAL]: stop it and wait; the VSs stay.
+vsd_stop() {
+	[ -n "$VSD_PID" ] || return 0
+	kill "-${1:-TERM}" "$VSD_PID" 2>/dev/null
+	wait "$VSD_PID" 2>/dev/null
+	VSD_PID=
+}
+
+vsctl() { "$VSCTL" "$@"; }
+
+# json EXPR: evaluate a Python expression on the JSON read from stdin (as d).
+json() {
+	python3 -c 'import json, sys
+d = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(json.dumps(v) if isinstance(v, (dict, list)) or v is None else v)' "$1"
+}
+
+# vs_cgroup NAME KIND: the VS's directory in hierarchy KIND (cpu, cpuacct,
+# memory, pids, unified); on a pure-v2 host every KIND is the same directory.
+vs_cgroup() {
+	vsctl show "$1" --json | json "
+[p for p in d['cgroups'] if '/$2/' in p] or d['cgroups'][:1]" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0])'
+}
+
+cg_layout() {
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		echo unified
+	elif [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+		echo hybrid
+	else
+		echo legacy
+	fi
+}
+
+# in_vs PID NAME: the process is in NAME's cgroup in every hierarchy.
+in_vs() {
+	local n
+	n=$(grep -cE "/$VSD_ROOT/$2\$" "/proc/$1/cgroup" 2>/dev/null)
+	case $(cg_layout) in
+	unified) [ "$n" -eq 1 ] ;;
+	hybrid) [ "$n" -eq 5 ] ;;
+	*) [ "$n" -eq 4 ] ;;
+	esac
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Golden tests for the rule-file checker: tests/rules/X.rules -> X.out, the
+# messages (or the --dump of a good file) and the exit status, compared with
+# diff -u. An X.out without X.rules checks a file that does not exist.
+set -u
+srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${top_builddir:-.}
+vsctl=${VSCTL:-$builddir/vsd/vsctl}
+case $vsctl in /*) ;; *) vsctl=$(pwd)/$vsctl ;; esac
+# offline: no daemon, no root
+rules_check() { "$vsctl" check "$@"; }
+
+tmp=$(mktemp -d /tmp/vsd-rules-golden.XXXXXX) || exit 99
+trap 'rm -rf "$tmp"' EXIT
+# A private copy: the permission tests chmod files, and whatever umask made
+# the checkout, the other files must be writable by their owner only.
+cp "$srcdir"/tests/rules/* "$tmp"/ || exit 99
+chmod 0644 "$tmp"/*
+chmod 0664 "$tmp"/err-group-writable.rules "$tmp"/err-include-writable.inc
+chmod 0646 "$tmp"/err-world-writable.rules
+root=0
+[ "$(id -u)" = 0 ] && chown 65534 "$tmp"/err-owner.rules && root=1
+cd "$tmp" || exit 99
+
+n=0
+for out in *.out; do n=$((n + 1)); done
+echo "1..$n"
+i=0
+for out in *.out; do
+	i=$((i + 1))
+	name=${out%.out}
+	if [ "$name" = err-owner ] && [ $root = 0 ]; then
+		echo "ok $i - $name # SKIP giving a file to another uid needs root"
+		continue
+	fi
+	rules_check --dump "$name.rules" >"$name.got" 2>&1
+	echo "exit $?" >>"$name.got"
+	if diff -u "$out" "$name.got" >"$name.diff"; then
+		echo "ok $i - $name"
+	else
+		echo "not ok $i - $name"
+		sed 's/^/# /' "$name.diff"
+	fi
+done

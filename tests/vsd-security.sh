@@ -1,0 +1,42 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Only root, or members of --group, may use the control socket. The socket
+# file's mode is the first wall; SO_PEERCRED is the second, tested here by
+# widening the mode on purpose.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
+vsd_start || { fail "vsd starts"; done_testing; }
+check "create a VS as root" vsctl create one --cpu 10%
+chmod 0755 "$VSD_TMP"	# let others reach the socket file, so its own mode is what is tested
+
+is "$(stat -c '%a %U' "$VSD_SOCKET")" "600 root" "socket is 0600 root"
+is "$(stat -c '%a' "$VSD_STATE")" "700" "state directory is 0700"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+out=$(as_nobody "$VSCTL" list 2>&1)
+[ $? -ne 0 ] && ok "nobody cannot use the socket" || fail "nobody cannot use the socket"
+like "$out" "Permission denied|permission denied" "and is told so"
+
+chmod 0666 "$VSD_SOCKET"
+out=$(as_nobody "$VSCTL" create evil --cpu 5% 2>&1)
+[ $? -ne 0 ] && ok "with the mode widened, SO_PEERCRED still refuses nobody" || fail "SO_PEERCRED refuses"
+like "$out" "permission denied: only root may talk to vsd" "the refusal is explicit"
+is "$(vsctl list --json | json '[v["name"] for v in d]')" '["one"]' "nothing changed"
+grep -q "refused a client with uid 65534" "$VSD_TMP/vsd.log" && ok "vsd logs the refusal" || fail "refusal logged"
+vsctl destroy one >/dev/null
+vsd_stop
+
+# --group opens the socket to one group, and only to it.
+grp=vsdt$$
+groupadd -r "$grp" || { fail "groupadd"; done_testing; }
+on_exit "groupdel $grp"
+gid=$(getent group "$grp" | cut -d: -f3)
+vsd_start --group "$grp" || fail "vsd starts with --group"
+is "$(stat -c '%a %G' "$VSD_SOCKET")" "660 $grp" "socket is 0660 with the group"
+check "a member of the group may list" setpriv --reuid=65534 --regid=65534 --groups="$gid" "$VSCTL" list
+check "and create" setpriv --reuid=65534 --regid=65534 --groups="$gid" "$VSCTL" create grp1 --cpu 5%
+chmod 0666 "$VSD_SOCKET"
+out=$(as_nobody "$VSCTL" list 2>&1)
+[ $? -ne 0 ] && ok "a non-member is refused by SO_PEERCRED" || fail "non-member refused"
+vsctl destroy grp1 >/dev/null
+done_testing

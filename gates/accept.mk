@@ -38,7 +38,6 @@ benchmarks_gate_window_SOURCES = benchmarks/gate-window.c vsd/gate-accept-share.
 	vsd/gate-accept-vstab.c
 benchmarks_gate_window_CFLAGS = $(AM_CFLAGS)
 benchmarks_gate_window_LDADD = vsd/libvsd.a -lm
-dist_man_MANS += man/vsctl-run.8
 dist_noinst_SCRIPTS += benchmarks/gate-bind-choice.sh
 noinst_PROGRAMS += benchmarks/gate-decision
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c vsd/gate-accept-queue.c \

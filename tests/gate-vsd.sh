@@ -11,7 +11,7 @@
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 command -v bpftool > /dev/null || skip_all "bpftool is missing"
-plan 16
+plan 17
 
 vsd_start || { nok "start vsd"; exit 1; }
 for v in "home 10%" "www1 40%" "www2 40%" "tiny 1%"; do
@@ -122,7 +122,7 @@ gate_stop
 
 # --- exactly once, 10,000 connections from two VSs, vsd restarted meanwhile
 # shellcheck disable=SC2086
-run_start once --home home $MAPOPT -- "$SERVER" -c 10020
+run_start once --home home $MAPOPT -- "$SERVER" -c 10220
 "$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 5000 -j 8 > "$W/once1" &
 C1=$!
 "$VSCTL" exec www2 -- "$CLIENT" -p "$PORT" -n 5000 -j 8 > "$W/once2" &
@@ -133,11 +133,15 @@ sleep 0.5
 check "vsd down: 20 more connections served meanwhile" quiet "$CLIENT" -p "$PORT" -n 20
 vsd_start
 check "vsd restart: vsd is back" quiet "$VSCTL" list
+# a hung vsd (stopped) does not stop the gate either
+kill -STOP "$VSD_PID"
+check "vsd hung: 200 more connections served meanwhile" quiet "$CLIENT" -p "$PORT" -n 200 -j 4
+kill -CONT "$VSD_PID"
 wait $C1; r1=$?
 wait $C2; r2=$?
 wait "$GPID" 2>/dev/null
 check "exactly once across a vsd restart: 10000 answered once each" \
 	[ $r1 = 0 ] && [ $r2 = 0 ] && grep -q "ok 5000 bad 0" "$W/once1" && grep -q "ok 5000 bad 0" "$W/once2"
-check "exactly once across a vsd restart: the server accepted 10020" grep -q "^served 10020 " "$OUT"
+check "exactly once across a vsd restart: the server accepted 10220" grep -q "^served 10220 " "$OUT"
 check "no accept failed (no ENOSYS)" sh -c "! grep -q 'accept:' '$W/once.err'"
 exit 0

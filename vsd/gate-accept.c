@@ -503,7 +503,10 @@ gate_refresh(struct gate *g, int force)
 	uint64_t now = now_ns();
 	int r;
 
-	if (!force && now - g->last_refresh < GATE_REFRESH_MIN_MS * 1000000ull)
+	/* after a failure (vsd down or hung: each try may cost the 250 ms
+	 * timeout on the accept path) unknown ids wait for the slow timer */
+	if (!force && now - g->last_refresh <
+	    (g->refresh_failed ? GATE_REFRESH_MS : GATE_REFRESH_MIN_MS) * 1000000ull)
 		return;
 	g->last_refresh = now;
 	g->refresh_asked = 0;
@@ -513,6 +516,7 @@ gate_refresh(struct gate *g, int force)
 		r = vstab_load_file(&fresh, g->table_file);
 	else
 		return;
+	g->refresh_failed = r < 0;
 	if (r < 0)
 		return;		/* keep the last good table while vsd is away */
 	vstab_merge(&g->tab, &fresh, gone, &ngone);

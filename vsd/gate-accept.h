@@ -206,6 +206,7 @@ struct gate {
 	size_t	 nwaiters;
 	uint64_t last_refresh;
 	uint64_t refresh_asked;		/* an unknown vs_id was seen */
+	int	 refresh_failed;		/* the last refresh could not reach vsd */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
 };
 

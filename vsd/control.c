@@ -27,6 +27,7 @@ static const struct {
 	{ "attach", cmd_attach },
 	{ "exec-self", cmd_exec_self },
 	{ "conns", cmd_conns },
+	{ "gatetable", cmd_gatetable },
 	{ "apply", cmd_apply },
 	{ "reload", cmd_reload },
 };

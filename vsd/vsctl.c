@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "rules/rules.h"
 #include "util.h"
+#include "vsctl-run.h"
 
 #define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
 
@@ -234,6 +235,21 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* The accept gate's commands parse their own arguments (vsd/vsctl-run.c). */
+static int
+do_run(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_run(argc, argv, socket_path);
+}
+
+static int
+do_services(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_services(argc, argv, socket_path, json);
+}
+
 /* check: offline, no daemon and no root; argv[-1] is "check" itself. */
 static int
 do_check(const struct cmdspec *c, int argc, char **argv)
@@ -302,6 +318,8 @@ static const struct cmdspec cmds[] = {
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
+	{ "services", do_services, "", NULL, "services [--json]" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
 	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },

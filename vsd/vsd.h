@@ -50,6 +50,9 @@ int cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep);
 /* cmd-conns.c */
 int cmd_conns(struct vsd *d, const struct request *req, struct reply *rep);
 
+/* cmd-gate.c */
+int cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep);
+
 /* control.c */
 int control_listen(const char *path, gid_t group);
 void control_serve(struct vsd *d, int lfd);

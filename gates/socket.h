@@ -20,15 +20,19 @@
 #define VSD_MAP_VSCFG		"vsd_vscfg"
 #define VSD_MAP_STATS		"vsd_stats"
 
+/* Tests build a copy with a small map (tests/socket-gate.mk) to fill it. */
+#ifndef VSD_CONNS_MAX
 #define VSD_CONNS_MAX		65536
-#define VSD_VSCFG_MAX		4096
+#endif
 
 /*
  * A TCP connection, always oriented from the side that opened it
  * (the initiator, "src") to the side that accepted it ("dst").
  * The accept gate therefore builds the key of an accepted connection as
  *   src = getpeername(), dst = getsockname(), dir = VSD_DIR_ACTIVE
- * and finds the VS of the process that connected.
+ * and finds the VS of the process that connected
+ * (gate_socket_lookup_accepted() in vsd/gate-socket.h does exactly that;
+ * the map is pinned at VSD_BPFFS "/" <cgroup-root> "/" VSD_MAP_CONNS).
  *
  * Addresses are in network byte order; an IPv4 address (also an IPv4-mapped
  * IPv6 address, which is folded to AF_INET) sits in addr[0] with the rest 0.
@@ -58,6 +62,9 @@ struct vsd_conn_val {
 /*
  * Per-VS configuration, keyed by the cgroup2 id (inode number) of the VS's
  * cgroup2 directory. Written by vsd; read by the programs attached there.
+ * It is a BPF_MAP_TYPE_CGROUP_STORAGE map: an element exists only while one
+ * of our programs is attached to that cgroup, so vsd writes it after
+ * attaching; vs_id 0 means "not written yet" and the programs do nothing.
  */
 #define VSD_CFG_TOS	(1u << 0)	/* set IP_TOS / IPV6_TCLASS to tos */
 #define VSD_CFG_MARK	(1u << 1)	/* set SO_MARK to mark */
@@ -70,6 +77,7 @@ struct vsd_vscfg {
 	__u32 priority;
 	__u8  tos;		/* full TOS byte: DSCP << 2 | ECN bits (kept 0) */
 	__u8  pad[7];
+	__u64 cgroup_id;	/* the key again, copied into vsd_conn_val */
 };
 
 /* Indices into the per-CPU stats array map. */

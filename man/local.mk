@@ -4,6 +4,7 @@
 #
 # Later issues add their pages below this line.
 dist_man_MANS += man/vsd.8 man/vsctl.8
+dist_man_MANS += man/vsctl-run.8
 
 systemdunitdir = $(prefix)/lib/systemd/system
 systemdunit_DATA = vsd.service

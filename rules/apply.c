@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "apply.h"
+#include "gate-vs.h"
 #include "log.h"
 #include "rules.h"
 #include "state.h"
@@ -31,6 +32,7 @@ struct step {
 	struct vs	*vs;		/* the registry's (update), the new one (create) */
 	struct vs	 gone;		/* destroy: a copy, to create it again on undo */
 	struct vs_limits old, want;
+	struct gate_socket_cfg gold, gwant;	/* socket gate settings */
 };
 
 struct plan {
@@ -53,6 +55,36 @@ want_limits(const struct rules_vs *x, struct vs_limits *l)
 		l->mem_max = x->mem_max;
 	if (x->set & RULES_SET_PIDS)
 		l->pids_max = x->pids_max;
+}
+
+/*
+ * The socket gate settings the file wants: its tos/dscp and mark, the file
+ * being the whole truth for those; SO_PRIORITY, which a rule file cannot
+ * express (its "priority" resolves rule conflicts), is kept as it is.
+ */
+static void
+want_gate(const struct rules_vs *x, const struct gate_socket_cfg *cur, struct gate_socket_cfg *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (cur && (cur->flags & VSD_CFG_PRIO)) {
+		g->flags = VSD_CFG_PRIO;
+		g->priority = cur->priority;
+	}
+	if (x->set & RULES_SET_TOS) {
+		g->flags |= VSD_CFG_TOS;
+		g->tos = x->tos;
+	}
+	if (x->set & RULES_SET_MARK) {
+		g->flags |= VSD_CFG_MARK;
+		g->mark = x->mark;
+	}
+}
+
+static int
+gate_eq(const struct gate_socket_cfg *a, const struct gate_socket_cfg *b)
+{
+	return a->flags == b->flags && a->tos == b->tos && a->mark == b->mark &&
+	    a->priority == b->priority;
 }
 
 static int
@@ -106,23 +138,28 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 	for (i = 0; i < rs->nvs; i++) {
 		const struct rules_vs *x = &rs->vs[i];
 		struct vs *vs = reg_find(&d->reg, x->name);
+		struct gate_socket_cfg g;
 		struct vs_limits w;
 
 		want_limits(x, &w);
+		want_gate(x, vs ? &vs->gate : NULL, &g);
 		sum += w.cpu;
 		if (vs && vs->status != VS_OK) {
 			buf_printf(errs, "VS '%s': its cgroups are missing; 'vsctl destroy %s' "
 				   "first\n", x->name, x->name);
 			nerr++;
-		} else if (vs && lim_eq(&vs->lim, &w)) {
+		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g)) {
 			p->unchanged++;
 		} else {
 			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name)))
 				return -ENOMEM;
 			s->vs = vs;
 			s->want = w;
-			if (vs)
+			s->gwant = g;
+			if (vs) {
 				s->old = vs->lim;
+				s->gold = vs->gate;
+			}
 		}
 	}
 	for (i = 0; i < d->reg.n; i++) {
@@ -174,6 +211,13 @@ run_step(struct vsd *d, struct step *s)
 		if ((r = cg_vs_apply(&d->cg, s->vs, &s->old)) < 0) {
 			s->vs->lim = s->old;
 			cg_vs_apply(&d->cg, s->vs, &s->want);	/* put back what was written */
+			return r;
+		}
+		s->vs->gate = s->gwant;
+		if (!gate_eq(&s->gold, &s->gwant) && (r = gate_vs_update(d, s->vs)) < 0) {
+			s->vs->gate = s->gold;
+			s->vs->lim = s->old;
+			cg_vs_apply(&d->cg, s->vs, &s->want);
 		}
 		return r;
 	case S_CREATE:
@@ -181,6 +225,7 @@ run_step(struct vsd *d, struct step *s)
 			return -ENOMEM;
 		snprintf(vs->name, sizeof(vs->name), "%s", s->name);
 		vs->lim = s->want;
+		vs->gate = s->gwant;
 		if ((r = cg_vs_create(&d->cg, vs)) < 0) {
 			free(vs);
 			return r;
@@ -190,11 +235,19 @@ run_step(struct vsd *d, struct step *s)
 			free(vs);
 			return r;
 		}
+		/* After reg_add: the gate records the VS's id. */
+		if ((r = gate_vs_attach(d, vs)) < 0) {
+			cg_vs_remove(&d->cg, vs);
+			reg_remove(&d->reg, vs);
+			return r;
+		}
 		s->vs = vs;
 		return 0;
 	case S_DESTROY:
 		if ((r = cg_vs_remove(&d->cg, s->vs)) < 0)
 			return r;
+		if ((r = gate_vs_detach(d, s->vs)) < 0)
+			log_warnx("apply: VS %s: socket gate pins left: %s", s->name, strerror(-r));
 		s->gone = *s->vs;
 		reg_remove(&d->reg, s->vs);
 		s->vs = NULL;
@@ -213,8 +266,13 @@ undo_step(struct vsd *d, struct step *s)
 	case S_UPDATE:
 		s->vs->lim = s->old;
 		r = cg_vs_apply(&d->cg, s->vs, &s->want);
+		if (!gate_eq(&s->gold, &s->gwant)) {
+			s->vs->gate = s->gold;
+			gate_vs_update(d, s->vs);
+		}
 		break;
 	case S_CREATE:
+		gate_vs_detach(d, s->vs);
 		r = cg_vs_remove(&d->cg, s->vs);
 		reg_remove(&d->reg, s->vs);
 		break;
@@ -227,8 +285,12 @@ undo_step(struct vsd *d, struct step *s)
 		*vs = s->gone;
 		/* one whose cgroups had vanished is only remembered again */
 		if ((vs->status == VS_OK && (r = cg_vs_create(&d->cg, vs)) < 0) ||
-		    (r = reg_add(&d->reg, vs)) < 0)
+		    (r = reg_add(&d->reg, vs)) < 0) {
 			free(vs);
+			break;
+		}
+		if (vs->status == VS_OK)
+			r = gate_vs_attach(d, vs);
 		break;
 	}
 	if (r < 0)

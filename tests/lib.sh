@@ -122,6 +122,8 @@ _cleanup() {
 		kill -KILL "$VSD_PID" 2>/dev/null
 	fi
 	for d in $(cg_root_dirs "$VSD_ROOT"); do cg_remove_tree "$d"; done
+	# The socket gate's pins (links, programs, maps) of this instance.
+	[ -n "$VSD_ROOT" ] && rm -rf "/sys/fs/bpf/vsd/$VSD_ROOT"
 	[ -n "$VSD_TMP" ] && rm -rf "$VSD_TMP"
 }
 trap _cleanup EXIT

@@ -10,30 +10,6 @@
 #define CFS_PERIOD_US	100000ULL
 
 static int
-v1_write(const char *dir, const char *file, const char *val)
-{
-	char path[PATH_MAX];
-	int r;
-
-	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
-		return r;
-	return write_file(path, val);
-}
-
-static int
-v1_read_u64(const char *dir, const char *file, uint64_t *v)
-{
-	char path[PATH_MAX], buf[64], *end;
-	int r;
-
-	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0 ||
-	    (r = read_file(path, buf, sizeof(buf))) < 0)
-		return r;
-	*v = strtoull(buf, &end, 10);
-	return end == buf ? -EINVAL : 0;
-}
-
-static int
 v1_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 {
 	/* v1 has no "no internal processes" rule: nothing to delegate. */
@@ -47,7 +23,7 @@ v1_set_cpu(const char *dir, unsigned bp)
 
 	/* Shares are relative; basis points keep the configured ratios exact. */
 	snprintf(val, sizeof(val), "%u", bp < 2 ? 2 : bp);
-	return v1_write(dir, "cpu.shares", val);
+	return cg_write(dir, "cpu.shares", val);
 }
 
 static int
@@ -58,15 +34,15 @@ v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 	int r;
 
 	if (bp == 0)
-		return v1_write(dir, "cpu.cfs_quota_us", "-1");
-	if ((r = v1_write(dir, "cpu.cfs_period_us", "100000")) < 0)
+		return cg_write(dir, "cpu.cfs_quota_us", "-1");
+	if ((r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0)
 		return r;
 	/* bp is a share of the whole machine, so it scales with the CPU count. */
 	quota = (unsigned long long)bp * ncpu * CFS_PERIOD_US / BP_MAX;
 	if (quota < 1000)
 		quota = 1000;
 	snprintf(val, sizeof(val), "%llu", quota);
-	return v1_write(dir, "cpu.cfs_quota_us", val);
+	return cg_write(dir, "cpu.cfs_quota_us", val);
 }
 
 static int
@@ -75,9 +51,9 @@ v1_set_mem(const char *dir, uint64_t bytes)
 	char val[32];
 
 	if (bytes == 0)
-		return v1_write(dir, "memory.limit_in_bytes", "-1");
+		return cg_write(dir, "memory.limit_in_bytes", "-1");
 	snprintf(val, sizeof(val), "%" PRIu64, bytes);
-	return v1_write(dir, "memory.limit_in_bytes", val);
+	return cg_write(dir, "memory.limit_in_bytes", val);
 }
 
 static int
@@ -86,9 +62,9 @@ v1_set_pids(const char *dir, uint64_t n)
 	char val[32];
 
 	if (n == 0)
-		return v1_write(dir, "pids.max", "max");
+		return cg_write(dir, "pids.max", "max");
 	snprintf(val, sizeof(val), "%" PRIu64, n);
-	return v1_write(dir, "pids.max", val);
+	return cg_write(dir, "pids.max", val);
 }
 
 static int
@@ -97,7 +73,7 @@ v1_cpu_usage(const char *dir, uint64_t *usec)
 	uint64_t ns;
 	int r;
 
-	if ((r = v1_read_u64(dir, "cpuacct.usage", &ns)) < 0)
+	if ((r = cg_read_u64(dir, "cpuacct.usage", &ns)) < 0)
 		return r;
 	*usec = ns / 1000;
 	return 0;
@@ -106,13 +82,7 @@ v1_cpu_usage(const char *dir, uint64_t *usec)
 static int
 v1_mem_usage(const char *dir, uint64_t *bytes)
 {
-	return v1_read_u64(dir, "memory.usage_in_bytes", bytes);
-}
-
-static int
-v1_pids_usage(const char *dir, uint64_t *n)
-{
-	return v1_read_u64(dir, "pids.current", n);
+	return cg_read_u64(dir, "memory.usage_in_bytes", bytes);
 }
 
 static int
@@ -130,6 +100,6 @@ const struct cg_ops cg_v1_ops = {
 	.set_pids = v1_set_pids,
 	.cpu_usage = v1_cpu_usage,
 	.mem_usage = v1_mem_usage,
-	.pids_usage = v1_pids_usage,
+	.pids_usage = cg_pids_current,
 	.kill_all = v1_kill_all,
 };

@@ -16,28 +16,6 @@
 #define V2_DAEMON_LEAF	".daemon"	/* not a valid VS name, so it cannot collide */
 
 static int
-v2_write(const char *dir, const char *file, const char *val)
-{
-	char path[PATH_MAX];
-	int r;
-
-	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
-		return r;
-	return write_file(path, val);
-}
-
-static int
-v2_read(const char *dir, const char *file, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-	int r;
-
-	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
-		return r;
-	return read_file(path, buf, len);
-}
-
-static int
 has_word(const char *list, const char *word)
 {
 	size_t n = strlen(word);
@@ -58,13 +36,13 @@ v2_delegate(const char *dir, const char *want)
 	char have[256], path[PATH_MAX];
 	int r;
 
-	if ((r = v2_read(dir, "cgroup.subtree_control", have, sizeof(have))) < 0) {
+	if ((r = cg_read(dir, "cgroup.subtree_control", have, sizeof(have))) < 0) {
 		log_warnx("%s: read %s/cgroup.subtree_control: %s", __func__, dir, strerror(-r));
 		return r;
 	}
 	if (has_word(have, "cpu") && has_word(have, "memory") && has_word(have, "pids"))
 		return 0;
-	if ((r = v2_write(dir, "cgroup.subtree_control", want)) < 0) {
+	if ((r = cg_write(dir, "cgroup.subtree_control", want)) < 0) {
 		path_fmt(path, sizeof(path), "%s/cgroup.subtree_control", dir);
 		if (r == -EBUSY)
 			log_warnx("cannot enable controllers in %s: the cgroup holds processes "
@@ -87,7 +65,7 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	if ((r = path_fmt(owndir, sizeof(owndir), "%s%s", h->mnt, strcmp(own, "/") ? own : "")) < 0 ||
 	    (r = path_fmt(leaf, sizeof(leaf), "%s/%s", base, V2_DAEMON_LEAF)) < 0)
 		return r;
-	if ((r = v2_read(owndir, "cgroup.controllers", ctl, sizeof(ctl))) < 0)
+	if ((r = cg_read(owndir, "cgroup.controllers", ctl, sizeof(ctl))) < 0)
 		return r;
 	if (!has_word(ctl, "cpu") || !has_word(ctl, "memory") || !has_word(ctl, "pids")) {
 		log_warnx("%s: controllers cpu, memory and pids must be delegated (have: %s)",
@@ -101,7 +79,7 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	if ((r = cg_mkdir(cg, leaf)) < 0)
 		return r;
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
-	if ((r = v2_write(leaf, "cgroup.procs", pid)) < 0) {
+	if ((r = cg_write(leaf, "cgroup.procs", pid)) < 0) {
 		log_warnx("move vsd into %s: %s", leaf, strerror(-r));
 		return r;
 	}
@@ -117,7 +95,7 @@ v2_set_cpu(const char *dir, unsigned bp)
 
 	/* cpu.weight is 1..10000, basis points map onto it one to one. */
 	snprintf(val, sizeof(val), "%u", bp < 1 ? 1 : bp > 10000 ? 10000 : bp);
-	return v2_write(dir, "cpu.weight", val);
+	return cg_write(dir, "cpu.weight", val);
 }
 
 static int
@@ -127,12 +105,12 @@ v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 	char val[64];
 
 	if (bp == 0)
-		return v2_write(dir, "cpu.max", "max 100000");
+		return cg_write(dir, "cpu.max", "max 100000");
 	quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
 	if (quota < 1000)
 		quota = 1000;
 	snprintf(val, sizeof(val), "%llu %llu", quota, V2_PERIOD_US);
-	return v2_write(dir, "cpu.max", val);
+	return cg_write(dir, "cpu.max", val);
 }
 
 static int
@@ -141,9 +119,9 @@ v2_set_u64_or_max(const char *dir, const char *file, uint64_t v)
 	char val[32];
 
 	if (v == 0)
-		return v2_write(dir, file, "max");
+		return cg_write(dir, file, "max");
 	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return v2_write(dir, file, val);
+	return cg_write(dir, file, val);
 }
 
 static int
@@ -159,24 +137,12 @@ v2_set_pids(const char *dir, uint64_t n)
 }
 
 static int
-v2_read_u64(const char *dir, const char *file, uint64_t *v)
-{
-	char buf[64], *end;
-	int r;
-
-	if ((r = v2_read(dir, file, buf, sizeof(buf))) < 0)
-		return r;
-	*v = strtoull(buf, &end, 10);
-	return end == buf ? -EINVAL : 0;
-}
-
-static int
 v2_cpu_usage(const char *dir, uint64_t *usec)
 {
 	char buf[1024], *p;
 	int r;
 
-	if ((r = v2_read(dir, "cpu.stat", buf, sizeof(buf))) < 0)
+	if ((r = cg_read(dir, "cpu.stat", buf, sizeof(buf))) < 0)
 		return r;
 	if (!(p = strstr(buf, "usage_usec ")))
 		return -EINVAL;
@@ -187,19 +153,13 @@ v2_cpu_usage(const char *dir, uint64_t *usec)
 static int
 v2_mem_usage(const char *dir, uint64_t *bytes)
 {
-	return v2_read_u64(dir, "memory.current", bytes);
-}
-
-static int
-v2_pids_usage(const char *dir, uint64_t *n)
-{
-	return v2_read_u64(dir, "pids.current", n);
+	return cg_read_u64(dir, "memory.current", bytes);
 }
 
 static int
 v2_kill_all(const char *dir)
 {
-	int r = v2_write(dir, "cgroup.kill", "1");	/* cgroup.kill needs Linux 5.14 */
+	int r = cg_write(dir, "cgroup.kill", "1");	/* cgroup.kill needs Linux 5.14 */
 
 	return r == -ENOENT ? -EOPNOTSUPP : r;
 }
@@ -213,6 +173,6 @@ const struct cg_ops cg_v2_ops = {
 	.set_pids = v2_set_pids,
 	.cpu_usage = v2_cpu_usage,
 	.mem_usage = v2_mem_usage,
-	.pids_usage = v2_pids_usage,
+	.pids_usage = cg_pids_current,
 	.kill_all = v2_kill_all,
 };

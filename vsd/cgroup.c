@@ -189,6 +189,46 @@ cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, const 
 }
 
 int
+cg_write(const char *dir, const char *file, const char *val)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
+		return r;
+	return write_file(path, val);
+}
+
+int
+cg_read(const char *dir, const char *file, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	int r;
+
+	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
+		return r;
+	return read_file(path, buf, len);
+}
+
+int
+cg_read_u64(const char *dir, const char *file, uint64_t *v)
+{
+	char buf[64], *end;
+	int r;
+
+	if ((r = cg_read(dir, file, buf, sizeof(buf))) < 0)
+		return r;
+	*v = strtoull(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
+int
+cg_pids_current(const char *dir, uint64_t *n)
+{
+	return cg_read_u64(dir, "pids.current", n);
+}
+
+int
 cg_mkdir(struct cg_ctx *cg, const char *dir)
 {
 	if (mkdir(dir, 0755) < 0) {

@@ -77,6 +77,13 @@ int cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
 		   const char *proc_cgroup, const char *root);
 /* Create the cgroup-root directories (and delegate controllers on v2). */
 int cg_prepare(struct cg_ctx *cg);
+/* Interface-file access for the backends: dir/file; 0 or -errno. */
+int cg_write(const char *dir, const char *file, const char *val);
+int cg_read(const char *dir, const char *file, char *buf, size_t len);
+int cg_read_u64(const char *dir, const char *file, uint64_t *v);
+/* pids.current: the same file on v1 and v2. */
+int cg_pids_current(const char *dir, uint64_t *n);
+
 /* mkdir that adopts an existing directory; for the backends. */
 int cg_mkdir(struct cg_ctx *cg, const char *dir);
 /* Remove the cgroup-root directories if they are empty (no VSs left). */

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gate-vs.h"
 #include "log.h"
 #include "state.h"
 #include "vsd.h"
@@ -145,7 +146,9 @@ vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 	for (i = 0; i < n; i++)
 		buf_printf(b, "%s%d", i ? ", " : "", (int)pids[i]);
 	buf_printf(b, "], \"usage\": {\"cpu_usec\": %" PRIu64 ", \"mem_bytes\": %" PRIu64
-		   ", \"pids\": %" PRIu64 "}}", u.cpu_usec, u.mem_bytes, u.pids);
+		   ", \"pids\": %" PRIu64 "}", u.cpu_usec, u.mem_bytes, u.pids);
+	gate_vs_json(d, vs, b);
+	buf_printf(b, "}");
 	free(pids);
 }
 
@@ -232,6 +235,7 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 	for (h = 0; h < d->cg.nhier; h++)
 		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) == 0)
 			buf_printf(&rep->out, "cgroup: %s\n", dir);
+	gate_vs_text(d, vs, &rep->out);
 	return 0;
 }
 
@@ -254,15 +258,31 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		return -ENOMEM;
 	snprintf(vs->name, sizeof(vs->name), "%s", name);
 	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
+	    (r = gate_opts_parse(req, &vs->gate, rep)) < 0 ||
 	    (r = admit(d, NULL, vs->lim.cpu, rep, "create")) < 0) {
 		free(vs);
 		return r;
+	}
+	if (!d->gate && vs->gate.flags) {
+		free(vs);
+		return reply_err(rep, -EOPNOTSUPP, "create: --tos, --dscp, --mark and --priority "
+				 "need the socket gate, which is off (no cgroup2 hierarchy)");
 	}
 	if ((r = cg_vs_create(&d->cg, vs)) < 0) {
 		free(vs);
 		return reply_err(rep, r, "create: %s: cannot set up its cgroups: %s", name, strerror(-r));
 	}
+	/* The id the gate records must be the final one: assign it now. */
+	if (!vs->id)
+		vs->id = d->reg.next_id ? d->reg.next_id : 1;
+	if ((r = gate_vs_attach(d, vs)) < 0) {
+		cg_vs_remove(&d->cg, vs);
+		free(vs);
+		return reply_err(rep, r, "create: %s: cannot attach the socket gate: %s (see vsd's log)",
+				 name, strerror(-r));
+	}
 	if ((r = reg_add(&d->reg, vs)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+		gate_vs_detach(d, vs);
 		cg_vs_remove(&d->cg, vs);
 		if (reg_find(&d->reg, name))
 			reg_remove(&d->reg, vs);
@@ -281,9 +301,10 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 int
 cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 {
+	struct gate_socket_cfg oldgate;
 	struct vs_limits old;
 	struct vs *vs;
-	int r;
+	int r, gate = gate_opts_given(req);
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
@@ -292,16 +313,29 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 	if (req->argc <= 2 + req_flag(req, "json"))
 		return reply_err(rep, -EINVAL, "set: nothing to change");
 	old = vs->lim;
+	oldgate = vs->gate;
 	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
+	    (r = gate_opts_parse(req, &vs->gate, rep)) < 0 ||
 	    (r = admit(d, vs, vs->lim.cpu, rep, "set")) < 0) {
 		vs->lim = old;
+		vs->gate = oldgate;
 		return r;
 	}
-	if ((r = cg_vs_apply(&d->cg, vs, &old)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+	if (gate && !d->gate) {
+		vs->lim = old;
+		vs->gate = oldgate;
+		return reply_err(rep, -EOPNOTSUPP, "set: the socket gate is off (no cgroup2 hierarchy)");
+	}
+	if ((r = cg_vs_apply(&d->cg, vs, &old)) < 0 ||
+	    (gate && (r = gate_vs_update(d, vs)) < 0) ||
+	    (r = state_save(d->state_dir, &d->reg)) < 0) {
 		struct vs_limits want = vs->lim;
 
 		vs->lim = old;
+		vs->gate = oldgate;
 		cg_vs_apply(&d->cg, vs, &want);	/* put back what was written */
+		if (gate)
+			gate_vs_update(d, vs);
 		return reply_err(rep, r, "set: %s: %s; nothing changed", vs->name, strerror(-r));
 	}
 	log_info("changed limits of VS %s", vs->name);
@@ -331,6 +365,10 @@ cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "destroy: %s: cannot kill its processes", vs->name);
 	if ((r = cg_vs_remove(&d->cg, vs)) < 0)
 		return reply_err(rep, r, "destroy: %s: cannot remove its cgroups: %s", vs->name, strerror(-r));
+	/* After the cgroups: a VS that cannot go keeps its gate. */
+	if ((r = gate_vs_detach(d, vs)) < 0)
+		log_warnx("destroy: %s: socket gate pins left under %s: %s", vs->name,
+			  gate_socket_pindir(d->gate), strerror(-r));
 	log_info("destroyed VS %s", vs->name);
 	reg_remove(&d->reg, vs);
 	if ((r = state_save(d->state_dir, &d->reg)) < 0)

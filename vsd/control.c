@@ -26,6 +26,8 @@ static const struct {
 	{ "show", cmd_show },
 	{ "attach", cmd_attach },
 	{ "exec-self", cmd_exec_self },
+	{ "conns", cmd_conns },
+	{ "gatetable", cmd_gatetable },
 	{ "apply", cmd_apply },
 	{ "reload", cmd_reload },
 };

@@ -29,7 +29,16 @@ parse_field(struct vs *vs, const char *key, const char *val, const char **why)
 		vs->lim.mem_max = v;
 	else if (strcmp(key, "pids") == 0)
 		vs->lim.pids_max = v;
-	else {
+	else if (strcmp(key, "tos") == 0 && v <= 255) {
+		vs->gate.flags |= VSD_CFG_TOS;
+		vs->gate.tos = (uint8_t)v;
+	} else if (strcmp(key, "mark") == 0 && v <= UINT32_MAX) {
+		vs->gate.flags |= VSD_CFG_MARK;
+		vs->gate.mark = (uint32_t)v;
+	} else if (strcmp(key, "prio") == 0 && v <= UINT32_MAX) {
+		vs->gate.flags |= VSD_CFG_PRIO;
+		vs->gate.priority = (uint32_t)v;
+	} else {
 		*why = "unknown key or value out of range";
 		return -EINVAL;
 	}
@@ -129,9 +138,17 @@ state_format(const struct registry *reg, struct buf *out)
 	for (i = 0; i < reg->n; i++) {
 		const struct vs *vs = reg->v[i];
 
-		buf_printf(out, "vs %s id=%" PRIu32 " cpu=%u cpu-max=%u mem=%" PRIu64 " pids=%" PRIu64 "\n",
+		buf_printf(out, "vs %s id=%" PRIu32 " cpu=%u cpu-max=%u mem=%" PRIu64 " pids=%" PRIu64,
 			   vs->name, vs->id, vs->lim.cpu, vs->lim.cpu_max,
 			   vs->lim.mem_max, vs->lim.pids_max);
+		/* Socket gate settings, only those that are set. */
+		if (vs->gate.flags & VSD_CFG_TOS)
+			buf_printf(out, " tos=%u", vs->gate.tos);
+		if (vs->gate.flags & VSD_CFG_MARK)
+			buf_printf(out, " mark=%" PRIu32, vs->gate.mark);
+		if (vs->gate.flags & VSD_CFG_PRIO)
+			buf_printf(out, " prio=%" PRIu32, vs->gate.priority);
+		buf_printf(out, "\n");
 	}
 }
 

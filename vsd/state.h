@@ -4,7 +4,7 @@
  * written atomically (temp file, fsync, rename):
  *   vsd-state 1
  *   next-id 3
- *   vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0
+ *   vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0 [tos=40] [mark=42] [prio=5]
  */
 #ifndef VSD_STATE_H
 #define VSD_STATE_H

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "util.h"
+#include "gate-socket.h"
 
 struct vs_limits {
 	unsigned cpu;		/* guaranteed share, basis points (5000 = 50%) */
@@ -25,6 +26,7 @@ struct vs {
 	struct vs_limits lim;
 	enum vs_status	 status;
 	uint64_t	 cg2_id;	/* cgroup2 directory inode (BPF attach point); 0 if none */
+	struct gate_socket_cfg gate;	/* socket gate: TOS, mark, priority */
 };
 
 #endif

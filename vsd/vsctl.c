@@ -13,6 +13,7 @@
 #include "proto.h"
 #include "rules/rules.h"
 #include "util.h"
+#include "vsctl-run.h"
 
 #define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
 
@@ -137,6 +138,7 @@ static int
 build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used)
 {
 	int i, npos = 0, want_name = strncmp(c->args, "name", 4) == 0;
+	int opt_name = strcmp(c->args, "name?") == 0;	/* conns [NAME] */
 	int rest_pids = strstr(c->args, "pid...") != NULL;
 
 	proto_add(req, c->name);
@@ -182,7 +184,7 @@ build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used
 		}
 		npos++;
 	}
-	if (want_name && npos == 0)
+	if (want_name && !opt_name && npos == 0)
 		return fail("%s: no VS name given; usage: vsctl %s", c->name, c->usage);
 	if (rest_pids && npos < 2)
 		return fail("%s: no pid given; usage: vsctl %s", c->name, c->usage);
@@ -233,6 +235,21 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/* The accept gate's commands parse their own arguments (vsd/vsctl-run.c). */
+static int
+do_run(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_run(argc, argv, socket_path);
+}
+
+static int
+do_services(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_services(argc, argv, socket_path, json);
+}
+
 /* check: offline, no daemon and no root; argv[-1] is "check" itself. */
 static int
 do_check(const struct cmdspec *c, int argc, char **argv)
@@ -280,21 +297,29 @@ do_apply(const struct cmdspec *c, int argc, char **argv)
 }
 
 static const struct optspec limit_opts[] = {
-	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 }, { NULL, 0 },
+	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 },
+	/* the socket gate */
+	{ "tos", 1 }, { "dscp", 1 }, { "mark", 1 }, { "priority", 1 },
+	{ NULL, 0 },
 };
 static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
 static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, { NULL, 0 } };
 
 static const struct cmdspec cmds[] = {
 	{ "create", do_remote, "name", limit_opts,
-	  "create NAME --cpu P% [--cpu-max P%] [--mem SIZE] [--pids N]" },
+	  "create NAME --cpu P% [--cpu-max P%] [--mem SIZE] [--pids N] "
+	  "[--tos TOS|--dscp DSCP] [--mark N] [--priority N]" },
 	{ "set", do_remote, "name", limit_opts,
-	  "set NAME [--cpu P%] [--cpu-max P%|none] [--mem SIZE|none] [--pids N|none]" },
+	  "set NAME [--cpu P%] [--cpu-max P%|none] [--mem SIZE|none] [--pids N|none] "
+	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none]" },
 	{ "destroy", do_remote, "name", destroy_opts, "destroy NAME [--force]" },
 	{ "list", do_remote, "", NULL, "list [--json]" },
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
+	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
+	{ "services", do_services, "", NULL, "services [--json]" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
 	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },

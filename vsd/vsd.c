@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "gate-vs.h"
 #include "log.h"
 #include "rules/apply.h"
 #include "state.h"
@@ -87,6 +88,13 @@ adopt(struct vsd *d)
 		vs->status = VS_OK;
 		if (cg_vs_bpf_path(&d->cg, vs, dir, sizeof(dir)) == 0 && stat(dir, &st) == 0)
 			vs->cg2_id = st.st_ino;
+		/*
+		 * Adopts the links pinned by the last run (they kept marking
+		 * while vsd was away) and moves them to this vsd's programs.
+		 */
+		if (gate_vs_attach(d, vs) < 0)
+			log_warnx("VS %s: the socket gate could not be attached; its sockets "
+				  "are not marked until 'vsctl set' or a restart succeeds", vs->name);
 		log_debug("adopted VS %s", vs->name);
 	}
 }
@@ -171,7 +179,7 @@ main(int argc, char **argv)
 			 .group = (gid_t)-1 };
 	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
 	char *rules_abs = NULL;
-	int foreground = 0, verbose = 0, c, r, lfd, sfd;
+	int foreground = 0, verbose = 0, c, r, lfd, sfd, adopted = 0;
 
 	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -216,8 +224,21 @@ main(int argc, char **argv)
 		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
 	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
 		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
+	/* The socket gate needs cgroup2 (hybrid or pure v2); legacy hosts run without. */
+	if (d.cg.layout != CG_LEGACY) {
+		if ((r = gate_socket_open(root, &d.gate, &adopted)) < 0) {
+			unlink(d.socket_path);
+			fatalx("cannot set up the socket gate: %s (see above)", strerror(-r));
+		}
+		log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
+			 gate_socket_pindir(d.gate));
+	} else {
+		log_warnx("no cgroup2 hierarchy: the socket gate is off");
+	}
 	if ((r = cg_prepare(&d.cg)) < 0) {
 		unlink(d.socket_path);
+		if (d.gate && d.reg.n == 0)
+			gate_socket_purge(d.gate);
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
 	adopt(&d);
@@ -227,8 +248,11 @@ main(int argc, char **argv)
 		if ((r = rules_apply_file(&d, rules_abs, geteuid(), 0, 0, &out, &errs)) < 0) {
 			fputs(errs.p ? errs.p : "", stderr);
 			unlink(d.socket_path);
-			if (d.reg.n == 0)
+			if (d.reg.n == 0) {
 				cg_release(&d.cg);
+				if (d.gate)
+					gate_socket_purge(d.gate);
+			}
 			fatalx("--rules %s: refused, nothing changed", rules);
 		}
 		buf_free(&out);
@@ -248,8 +272,14 @@ main(int argc, char **argv)
 	r = loop(&d, lfd, sfd);
 	close(lfd);
 	unlink(d.socket_path);
-	if (d.reg.n == 0)
+	if (d.reg.n == 0) {
 		cg_release(&d.cg);
+		/* No VS left: nothing of this instance stays pinned either. */
+		if (d.gate)
+			gate_socket_purge(d.gate);
+	} else {
+		gate_socket_close(d.gate);
+	}
 	rules_release(&d);
 	reg_free(&d.reg);
 	return r;

@@ -9,6 +9,7 @@
 #include "cgroup.h"
 #include "proto.h"
 #include "registry.h"
+#include "gate-socket.h"
 
 struct rules;
 
@@ -18,6 +19,7 @@ struct vsd {
 	const char	*state_dir;
 	const char	*socket_path;
 	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
+	struct gate_socket *gate;	/* NULL where there is no cgroup2 */
 	struct rules	*rules;		/* the rule file applied last (rules/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */
 	uid_t		 rules_owner;	/* who applied it: its files must belong to root or them */
@@ -44,6 +46,12 @@ int cmd_list(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_show(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_attach(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* cmd-conns.c */
+int cmd_conns(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* cmd-gate.c */
+int cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep);
 
 /* control.c */
 int control_listen(const char *path, gid_t group);

@@ -28,7 +28,7 @@ put(const char *dir, const char *file, const char *text)
 	char path[PATH_MAX];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	path_fmt(path, sizeof(path), "%s/%s", dir, file);
 	if (!(f = fopen(path, "w")))
 		return -errno;
 	fputs(text, f);
@@ -42,7 +42,7 @@ get(const char *dir, const char *file)
 	static char buf[256];
 	char path[PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	path_fmt(path, sizeof(path), "%s/%s", dir, file);
 	if (read_file(path, buf, sizeof(buf)) < 0)
 		return NULL;
 	return buf;
@@ -69,7 +69,7 @@ fake_rmdir(const char *dir)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		path_fmt(path, sizeof(path), "%s/%s", dir, files[i]);
 		unlink(path);
 	}
 }
@@ -88,14 +88,14 @@ main(void)
 		printf("1..0 # SKIP mkdtemp: %s\n", strerror(errno));
 		return 0;
 	}
-	snprintf(mnt, sizeof(mnt), "%s/cgroup", top);
-	snprintf(proc, sizeof(proc), "%s/proc-self-cgroup", top);
+	path_fmt(mnt, sizeof(mnt), "%s/cgroup", top);
+	path_fmt(proc, sizeof(proc), "%s/proc-self-cgroup", top);
 	mkdir(mnt, 0755);
 	fake_mkdir(mnt);
-	snprintf(dir, sizeof(dir), "%s/system.slice", mnt);
+	path_fmt(dir, sizeof(dir), "%s/system.slice", mnt);
 	mkdir(dir, 0755);
 	fake_mkdir(dir);
-	snprintf(dir, sizeof(dir), "%s/system.slice/vsd.service", mnt);
+	path_fmt(dir, sizeof(dir), "%s/system.slice/vsd.service", mnt);
 	mkdir(dir, 0755);
 	fake_mkdir(dir);
 	put(top, "proc-self-cgroup", "0::/system.slice/vsd.service\n");
@@ -104,10 +104,10 @@ main(void)
 	cg.mkdir_hook = fake_mkdir;
 	cg.rmdir_hook = fake_rmdir;
 	ok(cg.nhier == 1, "one hierarchy on pure v2");
-	snprintf(base, sizeof(base), "%s/system.slice/vsd.service/vsd", mnt);
+	path_fmt(base, sizeof(base), "%s/system.slice/vsd.service/vsd", mnt);
 	is_str(cg.hier[0].base, base, "VS tree under the cgroup vsd runs in");
 	ok(cg_prepare(&cg) == 0, "prepare (delegation)");
-	snprintf(daemon, sizeof(daemon), "%s/.daemon", base);
+	path_fmt(daemon, sizeof(daemon), "%s/.daemon", base);
 	ok(get(daemon, "cgroup.procs") && atoi(get(daemon, "cgroup.procs")) == getpid(),
 	   "vsd moved itself into <own>/vsd/.daemon first");
 	is_str(get(dir, "cgroup.subtree_control"), "+cpu +memory +pids",
@@ -123,13 +123,13 @@ main(void)
 	cg.rmdir_hook = fake_rmdir;
 
 	ok(cg_vs_create(&cg, &vs) == 0, "create VS www1");
-	snprintf(dir, sizeof(dir), "%s/www1", base);
+	path_fmt(dir, sizeof(dir), "%s/www1", base);
 	is_str(get(dir, "cpu.weight"), "5000", "50%% -> cpu.weight 5000");
 	/* 60% of a machine with ncpu CPUs: quota = 0.6 * ncpu * period */
 	{
 		char want[64];
 
-		snprintf(want, sizeof(want), "%u 100000", 60000 * cg.ncpu);
+		path_fmt(want, sizeof(want), "%u 100000", 60000 * cg.ncpu);
 		is_str(get(dir, "cpu.max"), want, "cap 60%% -> cpu.max scaled by %u CPUs", cg.ncpu);
 	}
 	is_str(get(dir, "memory.max"), "268435456", "memory.max");
@@ -158,7 +158,7 @@ main(void)
 
 	/* Refusals: no cpu controller delegated. */
 	put(top, "proc-self-cgroup", "0::/system.slice\n");
-	snprintf(dir, sizeof(dir), "%s/cgroup/system.slice", top);
+	path_fmt(dir, sizeof(dir), "%s/cgroup/system.slice", top);
 	put(dir, "cgroup.controllers", "memory pids");
 	ok(cg_init_layout(&cg, CG_UNIFIED, mnt, proc, "other") == 0 && cg_prepare(&cg) == -EOPNOTSUPP,
 	   "prepare refuses when cpu is not delegated");
@@ -167,7 +167,7 @@ main(void)
 	{
 		char cmd[PATH_MAX + 16];
 
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+		path_fmt(cmd, sizeof(cmd), "rm -rf %s", top);
 		if (system(cmd) != 0)
 			printf("# could not remove %s\n", top);
 	}

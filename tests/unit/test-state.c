@@ -32,6 +32,8 @@ round_trip(void)
 	reg_add(&a, mk("www2", 2500, 4000, 268435456, 100));
 	reg_add(&a, mk("gone", 100, 0, 0, 0));
 	reg_remove(&a, reg_find(&a, "gone"));	/* its id 3 must never come back */
+	x = reg_find(&a, "www2");		/* socket gate settings */
+	x->gate = (struct gate_socket_cfg){ VSD_CFG_TOS | VSD_CFG_MARK | VSD_CFG_PRIO, 0xb8, 42, 6 };
 	state_format(&a, &t1);
 	ok(state_parse(t1.p, &b, &line, &why) == 0, "formatted state parses");
 	state_format(&b, &t2);
@@ -39,6 +41,12 @@ round_trip(void)
 	x = reg_find(&b, "www2");
 	ok(x && x->id == 2 && x->lim.cpu == 2500 && x->lim.cpu_max == 4000 &&
 	   x->lim.mem_max == 268435456 && x->lim.pids_max == 100, "www2's limits survive");
+	ok(x && x->gate.flags == (VSD_CFG_TOS | VSD_CFG_MARK | VSD_CFG_PRIO) && x->gate.tos == 0xb8 &&
+	   x->gate.mark == 42 && x->gate.priority == 6, "www2's socket gate settings survive");
+	x = reg_find(&b, "www1");
+	ok(x && x->gate.flags == 0 && strstr(t1.p, "vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0\n"),
+	   "a VS without gate settings has none, and its line is as before");
+	x = reg_find(&b, "www2");
 	ok(b.next_id == 4, "next id survives removal (got %u)", b.next_id);
 	reg_add(&b, mk("new", 100, 0, 0, 0));
 	ok(reg_find(&b, "new")->id == 4, "a new VS gets a fresh id");
@@ -63,6 +71,8 @@ damaged(void)
 		{ "vsd-state 1\nvs a id=1 cpu=10001\n", 2 },
 		{ "vsd-state 1\nvs a id=1 cpu=100 colour=red\n", 2 },
 		{ "vsd-state 1\nvs a id=1 cpu=100 mem\n", 2 },
+		{ "vsd-state 1\nvs a id=1 cpu=100 tos=256\n", 2 },
+		{ "vsd-state 1\nvs a id=1 cpu=100 mark=4294967296\n", 2 },
 		{ "vsd-state 1\nnext-id x\n", 2 },
 		{ "vsd-state 1\n# comment\n\nwhat\n", 4 },
 	};

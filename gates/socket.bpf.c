@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The socket gate, kernel side: the paper's default socket rule
+ * (socket, *, *) => (creator).  One set of programs is loaded once per vsd
+ * instance and attached (one bpf_link per hook) to every VS's cgroup2
+ * directory.  A socket's cgroup is fixed when it is created (an accepted
+ * socket inherits its listener's), so every program below sees the VS the
+ * socket was created in, also in softirq context.
+ *
+ * The per-VS settings live in a cgroup storage map keyed by the cgroup2 id
+ * of the directory a program is attached to: bpf_get_local_storage() hands
+ * each program the settings of the VS it is attached for, without a lookup
+ * and also for sockets created in a sub-cgroup of the VS.  A u64 key makes
+ * the storage shared by all our attach types (Linux 5.9+).
+ *
+ * Layouts are shared with user space: keep in sync with gates/socket.h.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "socket.h"
+
+/* From the uapi headers, which cannot be mixed with vmlinux.h. */
+#define AF_INET		2
+#define AF_INET6	10
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOL_IP		0
+#define SOL_IPV6	41
+#define IP_TOS		1
+#define IPV6_TCLASS	67
+#define SOL_SOCKET	1
+#define SO_PRIORITY	12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64);		/* cgroup2 id of the VS directory */
+	__type(value, struct vsd_vscfg);
+} vsd_vscfg SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSD_CONNS_MAX);
+	__type(key, struct vsd_conn_key);
+	__type(value, struct vsd_conn_val);
+} vsd_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VSD_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} vsd_stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&vsd_stats, &idx);
+
+	if (v)
+		*v += 1;	/* per-CPU slot: no atomics needed */
+}
+
+static __always_inline struct vsd_vscfg *vs_cfg(void)
+{
+	struct vsd_vscfg *cfg = bpf_get_local_storage(&vsd_vscfg, 0);
+
+	/* vs_id 0: attached, but vsd has not written the settings yet. */
+	return cfg->vs_id ? cfg : NULL;
+}
+
+/*
+ * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
+ * that has the helper.  With check, only when the value differs: setting
+ * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
+ * the next packet a route lookup; that matters on every sendmsg(), not in
+ * connect(), which looks the route up anyway.  An IPv6 socket gets IP_TOS
+ * too, for its IPv4-mapped traffic (the helper allows it there on 6.x; an
+ * error is harmless).  IP_TOS also resets the priority from the TOS bits
+ * (rt_tos2priority), so the VS's priority is set again after it.
+ */
+static __always_inline void set_tos(void *ctx, int family, const struct vsd_vscfg *cfg,
+				    int check)
+{
+	int v = 0, want = cfg->tos;
+
+	if (family == AF_INET6 && (!check ||
+	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
+		bpf_setsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &want, sizeof(want));
+	if (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want)
+		return;
+	bpf_setsockopt(ctx, SOL_IP, IP_TOS, &want, sizeof(want));
+	if (cfg->flags & VSD_CFG_PRIO) {
+		v = cfg->priority;
+		bpf_setsockopt(ctx, SOL_SOCKET, SO_PRIORITY, &v, sizeof(v));
+	}
+}
+
+SEC("cgroup/sock_create")
+int vsd_sock_create(struct bpf_sock *sk)
+{
+	struct vsd_vscfg *cfg = vs_cfg();
+
+	if (!cfg)
+		return 1;
+	/* Writable in this hook since Linux 4.15 (mark, priority). */
+	if (cfg->flags & VSD_CFG_MARK)
+		sk->mark = cfg->mark;
+	if (cfg->flags & VSD_CFG_PRIO)
+		sk->priority = cfg->priority;
+	return 1;
+}
+
+/*
+ * Fold an IPv4-mapped IPv6 address (::ffff:a.b.c.d) to plain IPv4, so that
+ * an AF_INET6 client talking to an AF_INET listener records the same key
+ * the listener's accept() sees.
+ */
+static __always_inline int v4mapped(const __u32 a[4])
+{
+	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
+}
+
+static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
+				     struct vsd_conn_key *k)
+{
+	__u32 l[4], r[4];
+	__u16 lport = (__u16)skops->local_port;		 /* host order */
+	__u16 rport = (__u16)bpf_ntohl(skops->remote_port); /* net order, <<16 */
+
+	__builtin_memset(k, 0, sizeof(*k));
+	if (skops->family == AF_INET6) {
+		l[0] = skops->local_ip6[0]; l[1] = skops->local_ip6[1];
+		l[2] = skops->local_ip6[2]; l[3] = skops->local_ip6[3];
+		r[0] = skops->remote_ip6[0]; r[1] = skops->remote_ip6[1];
+		r[2] = skops->remote_ip6[2]; r[3] = skops->remote_ip6[3];
+		if (v4mapped(l) && v4mapped(r)) {
+			k->family = AF_INET;
+			l[0] = l[3]; r[0] = r[3];
+			l[1] = l[2] = l[3] = 0;
+			r[1] = r[2] = r[3] = 0;
+		} else {
+			k->family = AF_INET6;
+		}
+	} else {
+		k->family = AF_INET;
+		l[0] = skops->local_ip4; r[0] = skops->remote_ip4;
+		l[1] = l[2] = l[3] = 0;
+		r[1] = r[2] = r[3] = 0;
+	}
+	/* Oriented initiator -> acceptor; see gates/socket.h. */
+	k->dir = passive ? VSD_DIR_PASSIVE : VSD_DIR_ACTIVE;
+	if (passive) {
+		k->sport = rport; k->dport = lport;
+		__builtin_memcpy(k->saddr, r, sizeof(r));
+		__builtin_memcpy(k->daddr, l, sizeof(l));
+	} else {
+		k->sport = lport; k->dport = rport;
+		__builtin_memcpy(k->saddr, l, sizeof(l));
+		__builtin_memcpy(k->daddr, r, sizeof(r));
+	}
+}
+
+static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
+				     const struct vsd_vscfg *cfg)
+{
+	struct vsd_conn_key k;
+	struct vsd_conn_val v = {
+		.cgroup_id = cfg->cgroup_id,
+		.vs_id = cfg->vs_id,
+	};
+
+	conn_key(skops, passive, &k);
+	if (bpf_map_update_elem(&vsd_conns, &k, &v, BPF_ANY)) {
+		/* -E2BIG: full.  Counted, shown by vsctl show. */
+		stat_inc(VSD_STAT_CONNS_FULL);
+		return;
+	}
+	stat_inc(VSD_STAT_CONNS_ADDED);
+	/* Ask for BPF_SOCK_OPS_STATE_CB so the entry goes when it closes. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  BPF_SOCK_OPS_STATE_CB_FLAG);
+}
+
+static __always_inline void conn_del(struct bpf_sock_ops *skops)
+{
+	struct vsd_conn_key k;
+
+	/*
+	 * The socket does not remember which side it was; try both keys.
+	 * They cannot collide with another live socket's entry: the 4-tuple
+	 * plus orientation is unique on the host.
+	 */
+	conn_key(skops, 0, &k);
+	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
+		stat_inc(VSD_STAT_CONNS_REMOVED);
+		return;
+	}
+	conn_key(skops, 1, &k);
+	if (bpf_map_delete_elem(&vsd_conns, &k) == 0)
+		stat_inc(VSD_STAT_CONNS_REMOVED);
+}
+
+SEC("sockops")
+int vsd_sockops(struct bpf_sock_ops *skops)
+{
+	struct vsd_vscfg *cfg;
+	__u32 op = skops->op;
+
+	/* The state callback must run even if the VS's settings are gone. */
+	if (op == BPF_SOCK_OPS_STATE_CB) {
+		if (skops->args[1] == BPF_TCP_CLOSE)
+			conn_del(skops);
+		return 1;
+	}
+	/*
+	 * Most callbacks (RTO, RWND_INIT, ...) are not ours: leave early.
+	 * No TOS work on the active side: the connect hooks below set it
+	 * inside connect(), before the route lookup and before the SYN (also
+	 * for TCP Fast Open, whose sendmsg goes through the same hook), and
+	 * an accepted socket inherits its listener's TOS, set here when it
+	 * starts listening.  Each callback costs every connection.
+	 */
+	if (op != BPF_SOCK_OPS_TCP_LISTEN_CB && op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	    op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	cfg = vs_cfg();
+	if (!cfg)
+		return 1;
+	switch (op) {
+	case BPF_SOCK_OPS_TCP_LISTEN_CB:
+		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
+		if (cfg->flags & VSD_CFG_TOS)
+			set_tos(skops, skops->family, cfg, 1);
+		break;
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		conn_add(skops, 0, cfg);
+		break;
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		conn_add(skops, 1, cfg);
+		break;
+	}
+	return 1;
+}
+
+/*
+ * connect() of any socket and sendmsg() with an address on a datagram
+ * socket (UDP has no sockops).  connect() runs before the route lookup, so
+ * a TCP socket's route is looked up with its final TOS and its SYN carries
+ * it; an application's own IP_TOS set before connect() is overridden here.
+ * sendmsg() runs on every unconnected send.  Linux 6.x copies the TOS for a datagram before
+ * the sendmsg hook runs, so the first datagram an unconnected socket sends
+ * leaves without it (vsd.8, BUGS); connected UDP is covered from the start.
+ */
+static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, int check)
+{
+	struct vsd_vscfg *cfg;
+
+	if (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM)
+		return 1;
+	cfg = vs_cfg();
+	if (cfg && (cfg->flags & VSD_CFG_TOS))
+		set_tos(ctx, family, cfg, check);
+	return 1;
+}
+
+SEC("cgroup/connect4")
+int vsd_connect4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 0); }
+
+SEC("cgroup/connect6")
+int vsd_connect6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 0); }
+
+SEC("cgroup/sendmsg4")
+int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 1); }
+
+SEC("cgroup/sendmsg6")
+int vsd_sendmsg6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 1); }
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Load/check client for the accept-gate tests. Opens N connections to
+ * 127.0.0.1:PORT with J threads, sends "id K[ REQ]\n" on each and reads the
+ * answer to EOF. Every answer must echo its own id exactly once.
+ *
+ *   gate-client -p PORT [-n N] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
+ *     -b   bind connection K to source port BASEPORT+K (tests classify by it)
+ *     -v   print every answer ("K <answer>")
+ *     -x   connect and close without a request (a client that gives up)
+ *   gate-client -u SOCKET   print what a Unix stream socket says (status)
+ * Exit 0 when all N answers were right; prints "ok N bad B".
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+static int port, base, verbose, quit_early;
+static long total, next_id;
+static const char *reqs = "";
+static long nok, nbad;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+one(long id)
+{
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	char buf[2048], want[64];
+	size_t off = 0;
+	ssize_t n;
+	int fd, one_ = 1;
+
+	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (base) {
+		struct sockaddr_in src = { .sin_family = AF_INET,
+			.sin_addr.s_addr = htonl(INADDR_LOOPBACK), .sin_port = htons((uint16_t)(base + id)) };
+
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one_, sizeof(one_));
+		if (bind(fd, (struct sockaddr *)&src, sizeof(src)) < 0) {
+			perror("gate-client: bind");
+			close(fd);
+			return -1;
+		}
+	}
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
+	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		perror("gate-client: connect");
+		close(fd);
+		return -1;
+	}
+	if (quit_early) {
+		close(fd);
+		return 0;
+	}
+	n = snprintf(buf, sizeof(buf), "id %ld%s%s\n", id, *reqs ? " " : "", reqs);
+	if (write(fd, buf, (size_t)n) != n) {
+		close(fd);
+		return -1;
+	}
+	while (off < sizeof(buf) - 1 && (n = read(fd, buf + off, sizeof(buf) - 1 - off)) > 0)
+		off += (size_t)n;
+	close(fd);
+	buf[off] = '\0';
+	snprintf(want, sizeof(want), "req=id %ld", id);
+	/* exactly one answer line, with our id */
+	if (!strstr(buf, want) || strchr(buf, '\n') != buf + off - 1) {
+		fprintf(stderr, "gate-client: id %ld: bad answer \"%s\"\n", id, buf);
+		return -1;
+	}
+	if (verbose) {
+		pthread_mutex_lock(&mu);
+		printf("%ld %s", id, buf);
+		pthread_mutex_unlock(&mu);
+	}
+	return 0;
+}
+
+static void *
+worker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		long id;
+		int r;
+
+		pthread_mutex_lock(&mu);
+		id = next_id < total ? next_id++ : -1;
+		pthread_mutex_unlock(&mu);
+		if (id < 0)
+			return NULL;
+		r = one(id);
+		pthread_mutex_lock(&mu);
+		if (r == 0)
+			nok++;
+		else
+			nbad++;
+		pthread_mutex_unlock(&mu);
+	}
+}
+
+static int
+dump_unix(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	char buf[65536];
+	ssize_t n;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		perror(path);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)n, stdout);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t th[256];
+	int c, j = 1, i;
+
+	total = 1;
+	while ((c = getopt(argc, argv, "p:n:j:r:b:vxu:")) != -1) {
+		switch (c) {
+		case 'u': return dump_unix(optarg);
+		case 'p': port = atoi(optarg); break;
+		case 'n': total = atol(optarg); break;
+		case 'j': j = atoi(optarg); break;
+		case 'r': reqs = optarg; break;
+		case 'b': base = atoi(optarg); break;
+		case 'v': verbose = 1; break;
+		case 'x': quit_early = 1; break;
+		default:
+			fprintf(stderr, "usage: gate-client -p PORT [-n N] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]\n");
+			return 2;
+		}
+	}
+	if (j < 1 || j > 256 || !port)
+		return 2;
+	for (i = 0; i < j; i++)
+		pthread_create(&th[i], NULL, worker, NULL);
+	for (i = 0; i < j; i++)
+		pthread_join(th[i], NULL);
+	printf("ok %ld bad %ld\n", nok, nbad);
+	return nbad ? 1 : 0;
+}

@@ -1,0 +1,180 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Helpers for the accept-gate tests: TAP output, private VS cgroups
+# (vsd-test-$$, removed on exit), a private connection map, and starting the
+# test server under vsd-gate. Sourced by tests/gate-*.sh.
+: "${top_builddir:=.}"
+GATE=$top_builddir/vsd/vsd-gate
+SERVER=$top_builddir/tests/gate-server
+CLIENT=$top_builddir/tests/gate-client
+T=vsd-test-$$
+W=$(mktemp -d /tmp/vsd-test-$$.XXXXXX)
+TAB=$W/vstab
+MAP=/sys/fs/bpf/$T/vsd_conns
+: > "$TAB"
+tap_n=0
+tap_failed=0
+GATE_PIDS=
+CG_DIRS=
+
+plan() { echo "1..$1"; }
+ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
+nok() { tap_n=$((tap_n + 1)); echo "not ok $tap_n - $*"; tap_failed=1; }
+# check NAME CMD...: ok if CMD succeeds
+check() { _name=$1; shift; if "$@"; then ok "$_name"; else nok "$_name"; fi; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+diag() { echo "# $*"; }
+
+need_root() {
+	[ "$(id -u)" = 0 ] || skip_all "needs root: cgroups, a seccomp listener, BPF maps"
+	[ -x "$GATE" ] || skip_all "vsd-gate is not built"
+}
+
+pure_v2() { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
+cg_hiers() { if pure_v2; then echo .; else echo cpu cpuacct unified; fi; }
+cg_path() { if [ "$1" = . ]; then echo "/sys/fs/cgroup/$T/$2"; else echo "/sys/fs/cgroup/$1/$T/$2"; fi; }
+
+# mk_vs NAME ID SHARE_BP: a VS of our own, and its line in the table
+mk_vs() {
+	_line="$2 $1 $3"
+	for _h in $(cg_hiers); do
+		_d=$(cg_path "$_h" "$1")
+		mkdir -p "$_d" || return 1
+		CG_DIRS="$_d $CG_DIRS"
+		case $_h in
+		.) if [ -z "$_v2on" ]; then
+			echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+			echo +cpu > "/sys/fs/cgroup/$T/cgroup.subtree_control"; _v2on=1; fi
+		   _line="$_line unified=$_d" ;;
+		*) _line="$_line $_h=$_d" ;;
+		esac
+	done
+	echo "$_line" >> "$TAB"
+}
+
+# rm_vs NAME: destroy a VS (its cgroups must hold no task) and drop it from the table
+rm_vs() {
+	for _h in $(cg_hiers); do rmdir "$(cg_path "$_h" "$1")"; done
+	grep -v " $1 " "$TAB" > "$TAB.new"; mv "$TAB.new" "$TAB"
+}
+
+mk_map() {
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || return 1
+	mkdir -p "/sys/fs/bpf/$T"
+	bpftool map create "$MAP" type hash key 40 value 16 entries 4096 name vsd_conns
+}
+
+# map_put SPORT DPORT VS_ID: what the socket gate records for a 127.0.0.1 connection
+# (struct vsd_conn_key/val in gates/socket.h; ports in host byte order)
+le16() { printf '%02x %02x' $(($1 & 255)) $(($1 >> 8)); }
+le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+# map_range BASE N VS: source ports BASE..BASE+N-1 -> VS, for server port $PORT
+map_range() {
+	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		echo "map update pinned $MAP key hex 02 00 00 00 $(le16 $(($1 + _i))) $(le16 "$PORT") $_lo $_lo value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00"
+		_i=$((_i + 1))
+	done > "$W/batch"
+	bpftool batch file "$W/batch" > /dev/null
+}
+map_put() {
+	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
+	# shellcheck disable=SC2046
+	bpftool map update pinned "$MAP" key hex 02 00 00 00 $(le16 "$1") $(le16 "$2") $_lo $_lo \
+		value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00
+}
+
+# started: the service just put in the background prints its port and answers status
+started() {
+	GPID=$!
+	GATE_PIDS="$GATE_PIDS $GPID"
+	for _i in $(seq 100); do
+		PORT=$(awk '/^port /{print $2; exit}' "$OUT")
+		[ -n "$PORT" ] && [ -S "$STATUS" ] && break
+		sleep 0.05
+	done
+	SPID=$(status | sed -n 's/^{"name": "[^"]*", "pid": \([0-9]*\).*/\1/p')
+	[ -n "$PORT" ] && [ -n "$SPID" ]
+}
+
+# answered_before A B: how many answers in file A came before the one in file B
+answered_before() {
+	_s=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$2")
+	sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$1" | awk -v s="$_s" '$1 < s' | wc -l
+}
+
+# gate_start NAME [vsd-gate options] -- server args: sets PORT, GPID, SPID, OUT
+gate_start() {
+	_name=$1; shift
+	OUT=$W/$_name.out
+	STATUS=$W/$_name.sock
+	"$GATE" --home home --vs-table "$TAB" --status "$STATUS" "$@" > "$OUT" 2> "$W/$_name.err" &
+	started
+}
+
+status() { "$CLIENT" -u "$STATUS" 2>/dev/null; }
+quiet() { "$@" > /dev/null; }
+# only_in FILE VS: every answer in FILE (gate-client -v) came from VS's cgroup
+only_in() { [ -s "$1" ] && ! grep -v "cg=/$T/$2 " "$1" | grep -q "^[0-9]"; }
+# stat_field NAME: a top-level number from the status JSON
+stat_field() { status | grep -o "\"$1\": [0-9]*" | tail -1 | awk '{print $2}'; }
+# wait_for CMD...: up to 5 s
+wait_for() { for _i in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
+waiting() { status | grep -q "\"waiting\": [1-9]"; }
+
+# vsd_start: a private vsd (socket, state and cgroup root of our own)
+VSD=$top_builddir/vsd/vsd
+VSCTL=$top_builddir/vsd/vsctl
+VSD_SOCKET=$W/run/vsd.sock
+export VSD_SOCKET
+VSD_PID=
+vsd_start() {
+	mkdir -p "$W/run"
+	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$W/state" --cgroup-root "$T" \
+		>> "$W/vsd.log" 2>&1 &
+	VSD_PID=$!
+	wait_for test -S "$VSD_SOCKET" && wait_for quiet "$VSCTL" list
+}
+vsd_stop() {
+	[ -n "$VSD_PID" ] || return 0
+	kill "$VSD_PID" 2>/dev/null
+	wait "$VSD_PID" 2>/dev/null
+	VSD_PID=
+}
+
+# run_start NAME [vsctl run options] -- CMD: a service under `vsctl run`
+run_start() {
+	_name=$1; shift
+	OUT=$W/$_name.out
+	STATUS=$W/run/gates/$_name.sock
+	"$VSCTL" run --name "$_name" "$@" > "$OUT" 2> "$W/$_name.err" &
+	started
+}
+
+gate_stop() {
+	kill "$GPID" 2>/dev/null
+	wait "$GPID" 2>/dev/null
+	GSTATUS=$?
+}
+
+cleanup() {
+	for _p in $GATE_PIDS; do kill "$_p" 2>/dev/null; done
+	for _p in $GATE_PIDS; do wait "$_p" 2>/dev/null; done
+	vsd_stop
+	# cgroups vsd made for us, in every hierarchy (memory may sit deeper)
+	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
+		for _s in "$_d"/*/; do [ -d "$_s" ] && CG_DIRS="$CG_DIRS ${_s%/}"; done
+	done
+	for _d in $CG_DIRS; do
+		[ -d "$_d" ] || continue
+		for _p in $(cat "$_d/cgroup.procs" 2>/dev/null); do kill -9 "$_p" 2>/dev/null; done
+	done
+	sleep 0.1
+	for _d in $CG_DIRS; do [ -d "$_d" ] && rmdir "$_d" 2>/dev/null; done
+	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
+		rmdir "$_d" 2>/dev/null
+	done
+	rm -rf "/sys/fs/bpf/$T" "$W"
+}
+trap 'cleanup' EXIT
+trap 'exit 1' INT TERM

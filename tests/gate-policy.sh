@@ -1,0 +1,135 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The accept gate's policy on real cgroups: classification through the
+# connection map, re-binding per request (also per prefork worker), charging,
+# reordering by remaining share, clients that hang up while queued, and a VS
+# destroyed while it has queued connections. The map is a real BPF hash map
+# with the socket gate's layout, filled here the way the socket gate would.
+. "${top_srcdir:-.}/tests/gate-lib.sh"
+need_root
+command -v bpftool > /dev/null || skip_all "bpftool is missing"
+plan 14
+
+mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 && mk_vs tiny 4 100 ||
+	{ nok "create VS cgroups"; exit 1; }
+mk_map || { nok "create the connection map"; exit 1; }
+GOPT="--conns-map $MAP"
+# fixed client ports, below the ephemeral range, apart for parallel runs
+PB=$((20000 + ($$ % 40) * 250))
+
+# map_range BASE N VS: source ports BASE..BASE+N-1 -> VS (server port $PORT)
+map_range() { _i=0; while [ $_i -lt "$2" ]; do map_put $(($1 + _i)) "$PORT" "$3" || return 1; _i=$((_i + 1)); done; }
+
+# --- re-binding per request, single-threaded server
+gate_start rb $GOPT -- "$SERVER"
+map_range $((PB + 0)) 10 2 && map_range $((PB + 20)) 10 3
+for round in 1 2; do
+	"$CLIENT" -p "$PORT" -n 10 -b $((PB + 0)) -v > "$W/rb1.$round" &&
+	"$CLIENT" -p "$PORT" -n 10 -b $((PB + 20)) -v > "$W/rb2.$round"
+done
+"$CLIENT" -p "$PORT" -n 5 -v > "$W/rb0"
+check "re-binding: www1's requests served in www1 (alternating VSs)" only_in "$W/rb1.2" www1
+check "re-binding: www2's requests served in www2" only_in "$W/rb2.2" www2
+check "re-binding: unknown clients served in the home VS" only_in "$W/rb0" home
+check "hybrid: cgroup2 untouched by accept alone" sh -c "! grep -v 'cg2=/$T/home ' '$W/rb1.1' | grep -q '^[0-9]'"
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 25)) -r sock -v > "$W/rbs"
+check "hybrid: a socket created while serving www2 moves cgroup2 to www2" grep -q "cg2=/$T/www2 " "$W/rbs"
+gate_stop
+
+# --- prefork: each worker is re-bound on its own
+gate_start pf $GOPT -- "$SERVER" -n 3
+map_range $((PB + 40)) 40 2 && map_range $((PB + 80)) 40 3
+"$CLIENT" -p "$PORT" -n 40 -j 4 -b $((PB + 40)) -r "spin 5" -v > "$W/pf1" &
+"$CLIENT" -p "$PORT" -n 40 -j 4 -b $((PB + 80)) -r "spin 5" -v > "$W/pf2"
+wait $!
+check "prefork: 80 answers" [ "$(cat "$W/pf1" "$W/pf2" | grep -c req=)" = 80 ]
+check "prefork: www1's requests served in www1" only_in "$W/pf1" www1
+check "prefork: www2's requests served in www2" only_in "$W/pf2" www2
+npids=$(cat "$W/pf1" "$W/pf2" | grep -o ' pid=[0-9]*' | sort -u | wc -l)
+check "prefork: several workers served ($npids)" [ "$npids" -ge 2 ]
+gate_stop
+
+# --- threads of one process: each thread re-bound on its own (v1 per-thread moves)
+if ! pure_v2; then
+	gate_start th $GOPT -- "$SERVER" -T 3
+	map_range $((PB + 60)) 30 2 && map_range $((PB + 90)) 30 3
+	"$CLIENT" -p "$PORT" -n 30 -j 3 -b $((PB + 60)) -r "spin 5" -v > "$W/th1" &
+	"$CLIENT" -p "$PORT" -n 30 -j 3 -b $((PB + 90)) -r "spin 5" -v > "$W/th2"
+	wait $!
+	only_in "$W/th1" www1 && only_in "$W/th2" www2 && [ "$(cat "$W/th1" "$W/th2" | grep -c req=)" = 60 ]
+	check "threads: 3 threads of one process, each answer in its requester's VS" [ $? = 0 ]
+	gate_stop
+else
+	ok "# SKIP threads of one process cannot sit in different VSs on pure cgroup2"
+fi
+
+# --- charging: the VS pays for the service's busy time on its behalf
+gate_start ch $GOPT -- "$SERVER"
+map_range $((PB + 120)) 60 2
+u0=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage" 2>/dev/null || echo 0)
+s0=$(awk '{print $1}' "/proc/$SPID/schedstat")
+"$CLIENT" -p "$PORT" -n 60 -b $((PB + 120)) -r "spin 30" > /dev/null
+u1=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage" 2>/dev/null || echo 0)
+s1=$(awk '{print $1}' "/proc/$SPID/schedstat")
+du=$((u1 - u0)); ds=$((s1 - s0))
+diag "charging: www1 usage grew ${du} ns, the service ran ${ds} ns"
+check "charging: www1's usage grew by the service's busy time (within 10%)" \
+	[ $((du * 100)) -ge $((ds * 90)) ] && [ $((du * 100)) -le $((ds * 110)) ]
+gate_stop
+
+# --- a client that hangs up while queued is closed, not handed over
+gate_start dc $GOPT -- "$SERVER"
+"$CLIENT" -p "$PORT" -n 1 -r "spin 600" > /dev/null &
+sleep 0.1
+"$CLIENT" -p "$PORT" -n 3 -x > /dev/null
+"$CLIENT" -p "$PORT" -n 1 -v > "$W/dc"
+wait $!
+check "disconnect while queued: 3 closed, 2 handed over" \
+	[ "$(stat_field closed_dead)" = 3 ] && [ "$(stat_field handed)" = 2 ]
+gate_stop
+
+# --- a VS destroyed with queued connections: they are served from home
+gate_start vd $GOPT -- "$SERVER"
+map_range $((PB + 180)) 3 4 && map_range $((PB + 184)) 1 2 && map_range $((PB + 186)) 1 3
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 184)) -r "spin 800" > /dev/null &
+A=$!
+sleep 0.1
+"$CLIENT" -p "$PORT" -n 3 -j 3 -b $((PB + 180)) -v > "$W/vd" &
+B=$!
+sleep 0.1
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 186)) -r "spin 800" > /dev/null &
+wait $A
+# tiny (1% share) ranks below www2: www2's request runs, tiny's wait queued
+wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": 4, \"served\": 0, \"queued\": 3'"
+status > "$W/vd.st1"
+rm_vs tiny
+wait $B
+
+
+check "VS destroyed while queued: its 3 connections served from home" only_in "$W/vd" home
+gate_stop
+
+# --- reordering: a backlog from an over-share VS waits for an under-share VS
+gate_start ro $GOPT -- "$SERVER"
+map_range $((PB + 190)) 10 2 && map_range $((PB + 210)) 3 3
+# www1 is busy (a CPU hog in it) and known to the gate; www2 is idle
+sh -c 'while :; do :; done' &
+HOG=$!
+echo $HOG > "/sys/fs/cgroup/cpu/$T/www1/tasks" && echo $HOG > "/sys/fs/cgroup/cpuacct/$T/www1/tasks"
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 190)) > /dev/null
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 210)) > /dev/null
+sleep 0.6
+"$CLIENT" -p "$PORT" -n 1 -r "spin 300" > /dev/null &
+sleep 0.05
+"$CLIENT" -p "$PORT" -n 8 -j 8 -b $((PB + 191)) -r "spin 5" -v > "$W/ro1" &
+R1=$!
+sleep 0.05
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 211)) -v > "$W/ro2"
+wait $R1
+kill $HOG
+before=$(answered_before "$W/ro1" "$W/ro2")
+s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
+diag "reordering: www2's request was answer #$s2; www1 answers before it: $before of 8"
+check "reordering: the under-share VS is served ahead of the over-share backlog" [ "$before" -le 1 ]
+gate_stop
+exit 0

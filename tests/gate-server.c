@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * A tiny TCP server for the accept-gate tests. It knows nothing about the
+ * gate: it is the "unmodified service". Per connection it reads one request
+ * line, optionally burns CPU ("spin MS"), and answers one line saying which
+ * cgroup the serving thread sat in and what the accepted fd looked like.
+ *
+ *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
+ *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N]
+ *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
+ *     -N        pass NULL address pointers to accept
+ * It prints "port N" on stdout once it listens, and "served N eagain E
+ * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+static long served, eagains, eintrs;
+
+static void on_term(int s) { (void)s; stop = 1; }
+static void on_usr1(int s) { (void)s; }
+
+static void
+cgroup_of_self(char *cpu, size_t cl, char *cg2, size_t l2)
+{
+	char line[512];
+	FILE *f = fopen("/proc/thread-self/cgroup", "re");
+
+	snprintf(cpu, cl, "?");
+	snprintf(cg2, l2, "?");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+
+		if (!b)
+			continue;
+		b[strcspn(b, "\n")] = '\0';
+		*b = '\0';
+		if (strcmp(a + 1, "") == 0)
+			snprintf(cg2, l2, "%s", b + 1);
+		else if (strcmp(a + 1, "cpu") == 0 || strcmp(a + 1, "cpu,cpuacct") == 0)
+			snprintf(cpu, cl, "%s", b + 1);
+	}
+	fclose(f);
+	if (strcmp(cpu, "?") == 0)	/* pure v2: one hierarchy */
+		snprintf(cpu, cl, "%s", cg2);
+}
+
+static void
+spin_ms(long ms)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+	do
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+}
+
+static void
+serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
+{
+	char req[256] = "", cpu[256], cg2[256], peer[64] = "-", out[1024];
+	int fdfl = fcntl(fd, F_GETFD), fl = fcntl(fd, F_GETFL), port = 0;
+	size_t off = 0;
+	ssize_t n;
+
+	/* read the request line blocking, whatever the fd's mode */
+	if (fl & O_NONBLOCK)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	while (off < sizeof(req) - 1) {
+		n = read(fd, req + off, sizeof(req) - 1 - off);
+		if (n < 0 && errno == EINTR)
+			continue;	/* the EINTR test sends signals all the time */
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+		if (memchr(req, '\n', off))
+			break;
+	}
+	req[off] = '\0';
+	req[strcspn(req, "\n")] = '\0';
+	if (strncmp(req, "spin ", 5) == 0 || strstr(req, " spin "))
+		spin_ms(strtol(strstr(req, "spin ") + 5, NULL, 10));
+	if (strstr(req, " sock")) {
+		/* a socket created while serving belongs to the served VS */
+		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+		if (s >= 0)
+			close(s);
+	}
+	if (have_addr && ss->ss_family == AF_INET) {
+		struct sockaddr_in *in = (void *)ss;
+
+		inet_ntop(AF_INET, &in->sin_addr, peer, sizeof(peer));
+		port = ntohs(in->sin_port);
+	}
+	cgroup_of_self(cpu, sizeof(cpu), cg2, sizeof(cg2));
+	n = snprintf(out, sizeof(out), "seq=%ld pid=%d cg=%s cg2=%s cloexec=%d nonblock=%d peer=%s:%d peerlen=%d req=%s\n",
+	    served, getpid(), cpu, cg2, !!(fdfl & FD_CLOEXEC), !!(fl & O_NONBLOCK), peer, port,
+	    have_addr ? (int)sl : -1, req);
+	while (write(fd, out, (size_t)n) < 0 && errno == EINTR)
+		;
+	close(fd);
+}
+
+static void
+loop(int lfd, const char *mode, int use4, int flags4, int nulladdr, long count)
+{
+	while (!stop && (count == 0 || served < count)) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct sockaddr *sa = nulladdr ? NULL : (struct sockaddr *)&ss;
+		socklen_t *slp = nulladdr ? NULL : &sl;
+		int fd;
+
+		memset(&ss, 0, sizeof(ss));
+		if (strcmp(mode, "evloop") == 0) {
+			/* one accept per readiness event, like nginx without multi_accept */
+			struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+			if (poll(&p, 1, -1) < 0)
+				continue;
+		}
+		fd = use4 ? accept4(lfd, sa, slp, flags4) : accept(lfd, sa, slp);
+		if (fd < 0) {
+			if (errno == EAGAIN) {
+				struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+				eagains++;
+				poll(&p, 1, 100);
+				continue;
+			}
+			if (errno == EINTR) {
+				eintrs++;
+				printf("eintr\n");
+				fflush(stdout);
+				continue;
+			}
+			perror("gate-server: accept");
+			exit(1);
+		}
+		__atomic_add_fetch(&served, 1, __ATOMIC_RELAXED);
+		if (strcmp(mode, "close") == 0)
+			close(fd);
+		else
+			serve(fd, &ss, sl, !nulladdr);
+	}
+	printf("served %ld eagain %ld eintr %ld\n", served, eagains, eintrs);
+	fflush(stdout);
+}
+
+struct targ {
+	int lfd, use4, flags4, nulladdr;
+	const char *mode;
+};
+
+static void *
+thread_main(void *arg)
+{
+	struct targ *t = arg;
+
+	loop(t->lfd, t->mode, t->use4, t->flags4, t->nulladdr, 0);
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *mode = "blocking";
+	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sigaction sa = { 0 };
+	socklen_t sl = sizeof(sin);
+	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i;
+	long count = 0, port = 0;
+
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:N")) != -1) {
+		switch (c) {
+		case 'm': mode = optarg; break;
+		case '4':
+			use4 = 1;
+			if (strcmp(optarg, "cloexec") == 0) flags4 = SOCK_CLOEXEC;
+			else if (strcmp(optarg, "nonblock") == 0) flags4 = SOCK_NONBLOCK;
+			else if (strcmp(optarg, "both") == 0) flags4 = SOCK_CLOEXEC | SOCK_NONBLOCK;
+			else if (strcmp(optarg, "bad") == 0) flags4 = 0x40000000;
+			break;
+		case 'n': nproc = atoi(optarg); break;
+		case 'T': nthr = atoi(optarg); break;
+		case 'c': count = atol(optarg); break;
+		case 'p': port = atol(optarg); break;
+		case 'N': nulladdr = 1; break;
+		default:
+			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N]\n");
+			return 2;
+		}
+	}
+	sa.sa_handler = on_term;
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_usr1;	/* no SA_RESTART: accept fails with EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+		return perror("socket"), 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sin.sin_port = htons((uint16_t)port);
+	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
+		return perror("bind/listen"), 1;
+	getsockname(lfd, (struct sockaddr *)&sin, &sl);
+	if (strcmp(mode, "nonblock") == 0 || strcmp(mode, "evloop") == 0)
+		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+	printf("port %d\n", ntohs(sin.sin_port));
+	fflush(stdout);
+	if (nthr > 1) {
+		/* N threads of one process accept on the listener (until SIGTERM) */
+		struct targ t = { lfd, use4, flags4, nulladdr, mode };
+		pthread_t th;
+
+		for (i = 0; i < nthr; i++)
+			pthread_create(&th, NULL, thread_main, &t);
+		while (!stop)
+			pause();
+		printf("served %ld\n", served);
+		fflush(stdout);
+		_exit(0);
+	}
+	if (nproc <= 1) {
+		loop(lfd, mode, use4, flags4, nulladdr, count);
+		return 0;
+	}
+	pid_t kids[64];
+
+	if (nproc > 64)
+		nproc = 64;
+	for (i = 0; i < nproc; i++) {
+		if ((kids[i] = fork()) == 0) {
+			loop(lfd, mode, use4, flags4, nulladdr, count);
+			_exit(0);
+		}
+	}
+	close(lfd);
+	while (wait(NULL) > 0 || errno == EINTR)
+		if (stop)
+			for (i = 0; i < nproc; i++)
+				kill(kids[i], SIGTERM);
+	return 0;
+}

@@ -1,0 +1,151 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The accept gate through a real vsd: `vsctl run`, `vsctl services`,
+# re-binding, charging, reordering, a VS destroyed by vsd while it has queued
+# connections, and exactly-once delivery across a vsd restart.
+#
+# Classification: if vsd has the socket gate's connection map pinned, clients
+# run inside their VS (vsctl exec) and the real map classifies them;
+# otherwise the test fills a map of the same layout itself, for client ports
+# it chooses, and passes it with --conns-map.
+. "${top_srcdir:-.}/tests/gate-lib.sh"
+need_root
+command -v bpftool > /dev/null || skip_all "bpftool is missing"
+plan 17
+
+vsd_start || { nok "start vsd"; exit 1; }
+for v in "home 10%" "www1 40%" "www2 40%" "tiny 1%"; do
+	set -- $v
+	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
+done
+ID_WWW1=$("$VSCTL" --json show www1 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
+ID_WWW2=$("$VSCTL" --json show www2 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
+ID_TINY=$("$VSCTL" --json show tiny | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
+REALMAP=/sys/fs/bpf/vsd/$T/vsd_conns
+PB=$((20000 + ($$ % 40) * 250))
+if [ -e "$REALMAP" ]; then
+	diag "classification by the socket gate's map $REALMAP"
+	MAPOPT=
+	REAL=1
+else
+	diag "no socket gate loaded: classification by a map of our own ($MAP)"
+	mk_map || { nok "create the connection map"; exit 1; }
+	MAPOPT="--conns-map $MAP"
+	REAL=
+fi
+# client VS OFFSET args...: a client in VS (its ports PB+OFFSET... when we classify)
+client() {
+	_vs=$1 _off=$2; shift 2
+	if [ -n "$REAL" ]; then
+		"$VSCTL" exec "$_vs" -- "$CLIENT" -p "$PORT" "$@"
+	else
+		"$CLIENT" -p "$PORT" -b $((PB + _off)) "$@"
+	fi
+}
+classify() { [ -n "$REAL" ] || map_range $((PB + $1)) "$2" "$3"; }
+
+# --- vsctl run: bad input
+"$VSCTL" run --home nosuch -- "$SERVER" > /dev/null 2> "$W/e1"
+check "vsctl run: unknown home VS is refused" [ $? = 1 ] && grep -q "home VS nosuch does not exist" "$W/e1"
+"$VSCTL" run --home home -- /nonexistent/cmd 2> "$W/e2"
+check "vsctl run: command not found exits 127" [ $? = 127 ]
+
+# --- re-binding per request, clients in two VSs
+# shellcheck disable=SC2086
+run_start fcgi --home home $MAPOPT -- "$SERVER" || { nok "vsctl run starts the service"; exit 1; }
+ok "vsctl run starts the service in the foreground"
+classify 0 20 "$ID_WWW1" && classify 20 20 "$ID_WWW2"
+for r in 1 2; do
+	client www1 0 -n 10 -v > "$W/rb1.$r"
+	client www2 20 -n 10 -v > "$W/rb2.$r"
+done
+check "re-binding: www1's requests served in www1" only_in "$W/rb1.2" www1
+check "re-binding: www2's requests served in www2" only_in "$W/rb2.2" www2
+"$VSCTL" services > "$W/svc"
+"$VSCTL" services --json > "$W/svc.json"
+check "vsctl services: name, home, per-VS served counts" \
+	grep -q "^fcgi .* home .*www1=20,www2=20" "$W/svc"
+check "vsctl services --json: binding per thread" \
+	grep -q "\"threads\": \[{\"tid\": $SPID, \"pid\": $SPID, \"bound\": \"www2\"" "$W/svc.json"
+
+# --- charging
+classify 40 60 "$ID_WWW1"
+u0=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage")
+s0=$(awk '{print $1}' "/proc/$SPID/schedstat")
+client www1 40 -n 60 -r "spin 30" > /dev/null
+u1=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage")
+s1=$(awk '{print $1}' "/proc/$SPID/schedstat")
+du=$((u1 - u0)); ds=$((s1 - s0))
+diag "charging: www1's cgroup usage grew ${du} ns, the service ran ${ds} ns (client in www1 included: ${REAL:-no})"
+if [ -n "$REAL" ]; then
+	check "charging: www1 pays the service's busy time (within 10%)" [ $((du * 100)) -ge $((ds * 90)) ]
+else
+	check "charging: www1 pays the service's busy time (within 10%)" \
+		[ $((du * 100)) -ge $((ds * 90)) ] && [ $((du * 100)) -le $((ds * 110)) ]
+fi
+
+# --- reordering: under-share www2 ahead of over-share www1's backlog
+classify 100 10 "$ID_WWW1" && classify 120 2 "$ID_WWW2"
+sh -c 'while :; do :; done' &
+HOG=$!
+"$VSCTL" attach www1 "$HOG" > /dev/null
+client www1 100 -n 1 > /dev/null
+sleep 0.6
+"$CLIENT" -p "$PORT" -n 1 -r "spin 300" > /dev/null &
+sleep 0.05
+client www1 101 -n 8 -j 8 -r "spin 5" -v > "$W/ro1" &
+R1=$!
+sleep 0.05
+client www2 120 -n 1 -v > "$W/ro2"
+wait $R1
+kill $HOG
+before=$(answered_before "$W/ro1" "$W/ro2")
+s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
+diag "reordering: www2's request was answer #$s2; www1 answers before it: $before of 8"
+check "reordering: under-share www2 served ahead of over-share www1's backlog" [ "$before" -le 1 ]
+
+# --- vsctl destroy of a VS with queued connections: they go home
+classify 140 3 "$ID_TINY" && classify 145 1 "$ID_WWW1" && classify 146 1 "$ID_WWW2"
+client www1 145 -n 1 -r "spin 800" > /dev/null &
+A=$!
+sleep 0.1
+client tiny 140 -n 3 -j 3 -v > "$W/vd" &
+B=$!
+sleep 0.1
+client www2 146 -n 1 -r "spin 800" > /dev/null &
+wait $A
+wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": $ID_TINY, \"served\": 0, \"queued\": 3'"
+# With the real socket gate the client runs in tiny; move it to www2 so tiny
+# can go while its sockets, which keep their creator's VS, are still queued.
+[ -z "$REAL" ] || "$VSCTL" attach www2 $("$VSCTL" show tiny --json |
+	sed -n 's/.*"procs": \[\([0-9, ]*\)\].*/\1/p' | tr -d ,)
+check "VS destroyed: vsctl destroy while 3 connections are queued" quiet "$VSCTL" destroy tiny
+wait $B
+check "VS destroyed: its queued connections served from home" only_in "$W/vd" home
+gate_stop
+
+# --- exactly once, 10,000 connections from two VSs, vsd restarted meanwhile
+# shellcheck disable=SC2086
+run_start once --home home $MAPOPT -- "$SERVER" -c 10220
+"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 5000 -j 8 > "$W/once1" &
+C1=$!
+"$VSCTL" exec www2 -- "$CLIENT" -p "$PORT" -n 5000 -j 8 > "$W/once2" &
+C2=$!
+sleep 0.5
+vsd_stop
+sleep 0.5
+check "vsd down: 20 more connections served meanwhile" quiet "$CLIENT" -p "$PORT" -n 20
+vsd_start
+check "vsd restart: vsd is back" quiet "$VSCTL" list
+# a hung vsd (stopped) does not stop the gate either
+kill -STOP "$VSD_PID"
+check "vsd hung: 200 more connections served meanwhile" quiet "$CLIENT" -p "$PORT" -n 200 -j 4
+kill -CONT "$VSD_PID"
+wait $C1; r1=$?
+wait $C2; r2=$?
+wait "$GPID" 2>/dev/null
+check "exactly once across a vsd restart: 10000 answered once each" \
+	[ $r1 = 0 ] && [ $r2 = 0 ] && grep -q "ok 5000 bad 0" "$W/once1" && grep -q "ok 5000 bad 0" "$W/once2"
+check "exactly once across a vsd restart: the server accepted 10220" grep -q "^served 10220 " "$OUT"
+check "no accept failed (no ENOSYS)" sh -c "! grep -q 'accept:' '$W/once.err'"
+exit 0

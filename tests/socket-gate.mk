@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Socket gate tests (issue 3); included from gates/local.mk.
+check_PROGRAMS += tests/sg-helper tests/sg-loader
+tests_sg_helper_SOURCES = tests/sg-helper.c
+tests_sg_loader_SOURCES = tests/sg-loader.c
+tests_sg_loader_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+tests_sg_loader_LDADD = $(GATESOCKET_LIBS)
+
+TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
+dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
+
+# An object the verifier refuses, for the "verifier error" test.
+EXTRA_DIST += tests/sg-broken.bpf.c
+check_DATA = tests/sg-broken.bpf.o
+tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -I$(builddir)/gates -I$(srcdir)/gates \
+		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
+CLEANFILES += tests/sg-broken.bpf.o
+
+# The real gate with an 8-entry connection map, for the "map full" test.
+check_DATA += tests/sg-small.bpf.o
+tests/sg-small.bpf.o: $(srcdir)/gates/socket.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=8 \
+		-I$(builddir)/gates -I$(srcdir)/gates $(LIBBPF_CFLAGS) \
+		-c $(srcdir)/gates/socket.bpf.c -o $@
+CLEANFILES += tests/sg-small.bpf.o
+
+# TOS / DSCP / mark parsing (vsd/util.c) and DSCP names (vsd/tos.c).
+check_PROGRAMS += tests/unit/test-tos
+tests_unit_test_tos_SOURCES = tests/unit/test-tos.c
+tests_unit_test_tos_LDADD = vsd/libgatesocket.a vsd/libvsd.a
+TESTS += tests/unit/test-tos

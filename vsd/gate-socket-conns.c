@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Reading the socket gate's connection map and counters. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "log.h"
+#include "util.h"
+#include "gate-socket.h"
+#include "gate-socket-priv.h"
+
+#define GS_BATCH	256
+
+int
+gate_socket_conns(struct gate_socket *g, gate_socket_conn_fn fn, void *arg)
+{
+	struct vsd_conn_key keys[GS_BATCH];
+	struct vsd_conn_val vals[GS_BATCH];
+	struct vsd_conn_key batch;	/* opaque cursor; a hash map's is 4 bytes */
+	int fd = g->map_fd[GS_MAP_CONNS], first = 1, done = 0, r;
+	__u32 n, i;
+
+	/*
+	 * Batch lookup walks the hash map bucket by bucket, so entries that
+	 * come and go meanwhile neither repeat nor restart the walk, as
+	 * get_next_key would after a deletion (Linux 5.6+).
+	 */
+	while (!done) {
+		n = GS_BATCH;
+		r = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch,
+					 keys, vals, &n, NULL);
+		if (r < 0) {
+			r = -errno;
+			if (r != -ENOENT) {
+				log_warn("socket gate: reading the connection map");
+				return r;
+			}
+			done = 1;	/* ENOENT: this was the last batch */
+		}
+		first = 0;
+		for (i = 0; i < n; i++)
+			if ((r = fn(&keys[i], &vals[i], arg)) != 0)
+				return r;
+	}
+	return 0;
+}
+
+int
+gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint64_t *v;
+	__u32 i;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (!(v = calloc(ncpu, sizeof(*v))))
+		return -ENOMEM;
+	for (i = 0; i < VSD_STAT_MAX; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(g->map_fd[GS_MAP_STATS], &i, v) < 0) {
+			int r = -errno;
+			log_warn("socket gate: reading the counters");
+			free(v);
+			return r;
+		}
+		for (c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
+char *
+gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
+		     char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+	return buf;
+}
+
+int
+gate_socket_conns_open(const char *cgroup_root)
+{
+	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
+	char path[PATH_MAX];
+	int fd, r;
+
+	while (*cgroup_root == '/')
+		cgroup_root++;
+	if ((r = path_fmt(path, sizeof(path), "%s/%s/%s", VSD_BPFFS, cgroup_root,
+			  VSD_MAP_CONNS)) < 0)
+		return r;
+	if ((fd = bpf_obj_get_opts(path, &opts)) < 0) {
+		r = -errno;
+		log_warn("socket gate: cannot open the connection map %s", path);
+		return r;
+	}
+	return fd;
+}
+
+/* One side of the key; keep in sync with conn_key() in gates/socket.bpf.c. */
+static int
+key_side(const struct sockaddr_storage *ss, uint8_t *family, uint32_t addr[4], uint16_t *port)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+	memset(addr, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		*family = AF_INET;
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			*family = AF_INET;
+			memcpy(addr, &in6->sin6_addr.s6_addr[12], 4);
+		} else {
+			*family = AF_INET6;
+			memcpy(addr, &in6->sin6_addr, 16);
+		}
+		*port = ntohs(in6->sin6_port);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
+int
+gate_socket_accepted_key(int sock_fd, struct vsd_conn_key *k)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+	uint8_t f1, f2;
+	int r;
+
+	if (getpeername(sock_fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(sock_fd, (struct sockaddr *)&self, &slen) < 0)
+		return -errno;
+	memset(k, 0, sizeof(*k));
+	if ((r = key_side(&peer, &f1, k->saddr, &k->sport)) < 0 ||
+	    (r = key_side(&self, &f2, k->daddr, &k->dport)) < 0)
+		return r;
+	if (f1 != f2)
+		return -EAFNOSUPPORT;
+	k->family = f1;
+	k->dir = VSD_DIR_ACTIVE;	/* recorded by the side that connected */
+	return 0;
+}
+
+int
+gate_socket_lookup_accepted(int conns_fd, int sock_fd, struct vsd_conn_val *v)
+{
+	struct vsd_conn_key k;
+	int r;
+
+	if ((r = gate_socket_accepted_key(sock_fd, &k)) < 0)
+		return r;
+	return bpf_map_lookup_elem(conns_fd, &k, v) < 0 ? -errno : 0;
+}

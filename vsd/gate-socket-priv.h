@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* Internals shared by the socket gate's loader files (gate-socket*.c). */
+#ifndef VSD_GATE_SOCKET_PRIV_H
+#define VSD_GATE_SOCKET_PRIV_H
+
+#include <limits.h>
+#include <bpf/bpf.h>
+
+/* Order of the hooks: also the order of attaching. */
+enum gs_hook_idx {
+	GS_SOCK_CREATE, GS_SOCKOPS, GS_CONNECT4, GS_CONNECT6,
+	GS_SENDMSG4, GS_SENDMSG6, GS_NHOOKS,
+};
+enum gs_map_idx { GS_MAP_CONNS, GS_MAP_VSCFG, GS_MAP_STATS, GS_NMAPS };
+
+struct gs_hook {
+	const char *name;		/* pin names: prog_<name>, vs<ID>/<name> */
+	enum bpf_attach_type type;
+};
+extern const struct gs_hook gs_hooks[GS_NHOOKS];
+
+struct gate_socket {
+	char pindir[PATH_MAX];		/* /sys/fs/bpf/vsd/<cgroup-root> */
+	int prog_fd[GS_NHOOKS];
+	int map_fd[GS_NMAPS];
+};
+
+/* <pindir>/<name> */
+int gs_path(const struct gate_socket *g, char *buf, size_t len, const char *name);
+
+#endif

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The socket gate as the VS commands see it: options, attach, display. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "gate-vs.h"
+#include "log.h"
+#include "tos.h"
+#include "util.h"
+
+int
+gate_opts_given(const struct request *req)
+{
+	return req_get(req, "tos") || req_get(req, "dscp") || req_get(req, "mark") ||
+	       req_get(req, "priority");
+}
+
+int
+gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct reply *rep)
+{
+	const char *cmd = req->argv[0], *tos = req_get(req, "tos"), *dscp = req_get(req, "dscp");
+	const char *mark = req_get(req, "mark"), *prio = req_get(req, "priority"), *why;
+	struct gate_socket_cfg c = *cfg;
+	uint8_t v8;
+	int r;
+
+	if (tos && dscp)
+		return reply_err(rep, -EINVAL, "%s: --tos and --dscp both set the TOS byte; give one",
+				 cmd);
+	if (tos && !strcmp(tos, "none")) {
+		c.flags &= ~VSD_CFG_TOS;
+		c.tos = 0;
+	} else if (tos) {
+		if ((r = parse_tos(tos, &v8, &why)) < 0)
+			return reply_err(rep, r, "%s: --tos %.32s %s", cmd, tos, why);
+		c.flags |= VSD_CFG_TOS;
+		c.tos = v8;
+	}
+	if (dscp && !strcmp(dscp, "none")) {
+		c.flags &= ~VSD_CFG_TOS;
+		c.tos = 0;
+	} else if (dscp) {
+		/* parse_dscp gives the TOS byte: the DSCP is its upper six bits */
+		if ((r = parse_dscp(dscp, &v8, &why)) < 0)
+			return reply_err(rep, r, "%s: --dscp %.32s %s", cmd, dscp, why);
+		c.flags |= VSD_CFG_TOS;
+		c.tos = v8;
+	}
+	if (mark && !strcmp(mark, "none")) {
+		c.flags &= ~VSD_CFG_MARK;
+		c.mark = 0;
+	} else if (mark) {
+		if ((r = parse_mark(mark, &c.mark, &why)) < 0)
+			return reply_err(rep, r, "%s: --mark %.32s %s", cmd, mark, why);
+		c.flags |= VSD_CFG_MARK;
+	}
+	if (prio && !strcmp(prio, "none")) {
+		c.flags &= ~VSD_CFG_PRIO;
+		c.priority = 0;
+	} else if (prio) {
+		if ((r = parse_mark(prio, &c.priority, &why)) < 0)
+			return reply_err(rep, r, "%s: --priority %.32s %s", cmd, prio, why);
+		c.flags |= VSD_CFG_PRIO;
+	}
+	*cfg = c;
+	return 0;
+}
+
+int
+gate_vs_attach(struct vsd *d, struct vs *vs)
+{
+	char dir[PATH_MAX];
+	int r;
+
+	if (!d->gate)
+		return 0;
+	if ((r = cg_vs_bpf_path(&d->cg, vs, dir, sizeof(dir))) < 0)
+		return r;
+	return gate_socket_attach(d->gate, dir, vs->cg2_id, vs->id, &vs->gate);
+}
+
+int
+gate_vs_update(struct vsd *d, const struct vs *vs)
+{
+	if (!d->gate)
+		return 0;
+	return gate_socket_update(d->gate, vs->cg2_id, vs->id, &vs->gate);
+}
+
+int
+gate_vs_detach(struct vsd *d, const struct vs *vs)
+{
+	if (!d->gate)
+		return 0;
+	return gate_socket_detach(d->gate, vs->id);
+}
+
+/*
+ * The connection map's counters, read at most every 50 ms: 'vsctl list'
+ * shows them for every VS, and they are shared by all VSs.
+ */
+static int
+gate_stats(struct vsd *d, uint64_t st[VSD_STAT_MAX])
+{
+	static uint64_t cache[VSD_STAT_MAX];
+	static struct timespec when;
+	struct timespec now;
+	int r;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (when.tv_sec == 0 || (now.tv_sec - when.tv_sec) * 1000000000L +
+	    (now.tv_nsec - when.tv_nsec) > 50000000L) {
+		if ((r = gate_socket_stats(d->gate, cache)) < 0)
+			return r;
+		when = now;
+	}
+	memcpy(st, cache, sizeof(cache));
+	return 0;
+}
+
+static void
+json_u32_if(struct buf *b, const char *key, int set, uint32_t v)
+{
+	if (set)
+		buf_printf(b, "\"%s\": %" PRIu32, key, v);
+	else
+		buf_printf(b, "\"%s\": null", key);
+}
+
+void
+gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
+{
+	const struct gate_socket_cfg *c = &vs->gate;
+	uint64_t st[VSD_STAT_MAX] = { 0 };
+	const char *name = c->flags & VSD_CFG_TOS ? dscp_name(c->tos >> 2) : NULL;
+
+	buf_printf(b, ", \"gate\": {");
+	json_u32_if(b, "tos", c->flags & VSD_CFG_TOS, c->tos);
+	buf_printf(b, ", \"dscp\": ");
+	if (!(c->flags & VSD_CFG_TOS))
+		buf_printf(b, "null");
+	else if (name && (c->tos & 3) == 0)
+		buf_json_str(b, name);
+	else
+		buf_printf(b, "%u", c->tos >> 2);
+	buf_printf(b, ", ");
+	json_u32_if(b, "mark", c->flags & VSD_CFG_MARK, c->mark);
+	buf_printf(b, ", ");
+	json_u32_if(b, "priority", c->flags & VSD_CFG_PRIO, c->priority);
+	buf_printf(b, ", \"attached\": %s",
+		   d->gate && gate_socket_attached(d->gate, vs->id) == 1 ? "true" : "false");
+	if (d->gate)
+		gate_stats(d, st);
+	/* The connection map is shared by all VSs; so is its counter. */
+	buf_printf(b, ", \"conns_full\": %" PRIu64 "}", st[VSD_STAT_CONNS_FULL]);
+}
+
+void
+gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b)
+{
+	const struct gate_socket_cfg *c = &vs->gate;
+	uint64_t st[VSD_STAT_MAX] = { 0 };
+	const char *name;
+
+	if (!d->gate) {
+		buf_printf(b, "socket gate: off (no cgroup2 hierarchy)\n");
+		return;
+	}
+	buf_printf(b, "socket gate: %s", gate_socket_attached(d->gate, vs->id) == 1 ?
+		   "attached" : "NOT attached");
+	if (c->flags & VSD_CFG_TOS) {
+		name = dscp_name(c->tos >> 2);
+		buf_printf(b, ", tos 0x%02x (dscp %s%s%u)", c->tos, name ? name : "",
+			   name ? " = " : "", c->tos >> 2);
+	} else {
+		buf_printf(b, ", tos -");
+	}
+	if (c->flags & VSD_CFG_MARK)
+		buf_printf(b, ", mark %" PRIu32, c->mark);
+	else
+		buf_printf(b, ", mark -");
+	if (c->flags & VSD_CFG_PRIO)
+		buf_printf(b, ", priority %" PRIu32, c->priority);
+	buf_printf(b, "\n");
+	if (gate_stats(d, st) == 0)
+		buf_printf(b, "connection map: %" PRIu64 " recorded, %" PRIu64 " removed, "
+			   "%" PRIu64 " not recorded because the map was full\n",
+			   st[VSD_STAT_CONNS_ADDED], st[VSD_STAT_CONNS_REMOVED],
+			   st[VSD_STAT_CONNS_FULL]);
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* The socket gate as the VS commands see it: options, attach, display. */
+#ifndef VSD_GATE_VS_H
+#define VSD_GATE_VS_H
+
+#include "vsd.h"
+
+/*
+ * Reads --tos, --dscp, --mark and --priority of create/set into *cfg (which
+ * holds the current settings; "none" clears one).  --tos and --dscp both set
+ * the TOS byte, so together they are refused.  Changes nothing else.
+ */
+int gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct reply *rep);
+/* 1 if the request carries any gate option. */
+int gate_opts_given(const struct request *req);
+
+/* Attach / update / detach the VS's gate; no-ops where vsd runs without it. */
+int gate_vs_attach(struct vsd *d, struct vs *vs);
+int gate_vs_update(struct vsd *d, const struct vs *vs);
+int gate_vs_detach(struct vsd *d, const struct vs *vs);
+
+/* "gate": {...} for the VS's JSON (with a leading ", "), and show's lines. */
+void gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b);
+void gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b);
+
+#endif

@@ -28,7 +28,7 @@ bench_log() { echo "${0##*/}: $*" >&2; }
 # Our own cgroup, the parent of everything the benchmark measures (hybrid
 # hosts only; on a pure-v2 host we run where we are):
 #   vsd-bench-PID           cpu.shares $BENCH_SHARES; vsd itself runs here
-#   vsd-bench-PID/vsd       our vsd's cgroup root, the VSs below it
+#   vsd-bench-PID/vsd-bench-PID   our vsd's cgroup root, the VSs below it
 #   vsd-bench-PID/outside   processes outside every VS (the shared FastCGI
 #                           server in insulation-only mode), default weight
 # The raised weight keeps other work on this shared machine from taking the
@@ -66,8 +66,9 @@ bench_vs_setup() {
 	else
 		bench_log "not a hybrid cgroup host: running without our own parent cgroup"
 	fi
+	# The root name is unique too: vsd also makes it in hierarchies we do
+	# not wrap (memory), where two runs side by side would otherwise meet.
 	root=$BENCH_CG
-	[ -n "$BENCH_HIERS" ] && root=vsd
 	( bench_move ""; exec "$VSD" --foreground --socket "$VSD_SOCKET" \
 	    --state-dir "$BENCH_RUN/state" --cgroup-root "$root" ) \
 	    >"$BENCH_RUN/vsd.log" 2>&1 &

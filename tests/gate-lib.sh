@@ -174,7 +174,8 @@ cleanup() {
 	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
 		rmdir "$_d" 2>/dev/null
 	done
-	rm -rf "/sys/fs/bpf/$T" "$W"
+	# the socket gate pins its programs, maps and links here
+	rm -rf "/sys/fs/bpf/$T" "/sys/fs/bpf/vsd/$T" "$W"
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM

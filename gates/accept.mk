@@ -45,3 +45,4 @@ benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c vsd/gate-accept-qu
 benchmarks_gate_decision_LDADD = vsd/libvsd.a -lm
 # the connection map's layout, read by the gate (owned by the socket gate)
 noinst_HEADERS += gates/socket.h
+include benchmarks/accept.mk

@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,11 +47,13 @@
 #define GATE_IDLE_HOME_MS	100	/* a thread waiting this long goes home */
 #define GATE_LISTEN_GC_MS	5000	/* drop our dup of an unused listener */
 #define GATE_ACTIVE_NS		10000000000ull	/* keep sampling a VS 10 s after its last connection */
+#define GATE_BUSY_NS		1000000000ull	/* tick every 10 ms for 1 s after a connection */
 
 static struct seccomp_notif *req;
 static struct seccomp_notif_resp *resp;
 static size_t req_size;
 static uint32_t native_arch;
+static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
 
 int
 gate_init(struct gate *g, int notify_fd, int epfd)
@@ -64,6 +68,7 @@ gate_init(struct gate *g, int notify_fd, int epfd)
 		return -errno;
 	req_size = sz.seccomp_notif;
 	native_arch = seccomp_arch_native();
+	self_pid = getpid();
 	return 0;
 }
 
@@ -111,24 +116,42 @@ waiter_del(struct gate *g, struct gwaiter *w)
 	free(w);
 }
 
+/*
+ * A listener is in epoll while it has waiters. It is registered once, with
+ * EPOLLONESHOT: an event disarms it, and it is re-armed (EPOLL_CTL_MOD) only
+ * when a waiter needs it. The sequential case then costs one epoll_ctl per
+ * accept instead of an ADD and a DEL, and an unwanted arrival costs at most
+ * one wake-up.
+ */
 static void
 listener_watch(struct gate *g, struct glisten *l)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
-	int want = l->wait_head != NULL;
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = l };
 
-	if (want == l->polled)
+	if (!l->wait_head || l->armed)
 		return;
-	if (epoll_ctl(g->epfd, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, l->fd, &ev) < 0)
+	if (epoll_ctl(g->epfd, l->polled ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, l->fd, &ev) < 0) {
 		log_warn("%s: epoll_ctl", __func__);
-	else
-		l->polled = want;
+		return;
+	}
+	l->polled = l->armed = 1;
+}
+
+/* Before our fd goes: epoll keys on the file, which the service may still hold. */
+static void
+listener_unwatch(struct gate *g, struct glisten *l)
+{
+	if (l->polled)
+		epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+	l->polled = l->armed = 0;
 }
 
 static uint32_t
-classify(struct gate *g, struct gconn *c)
+classify(struct gate *g, struct glisten *l, struct gconn *c)
 {
-	uint32_t id = conns_lookup(c->fd, &c->peer, c->peerlen);
+	/* a listener bound to one address: every connection's local end is
+	 * that address (no getsockname per connection) */
+	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
 
 	if (id == 0)
 		return g->home;
@@ -140,28 +163,58 @@ classify(struct gate *g, struct gconn *c)
 	return id;
 }
 
-/* Move everything the kernel has queued into our per-VS queues, never blocking. */
+/*
+ * How many connections wait in the kernel's accept queue: a listener's
+ * tcp_info reports it in tcpi_unacked (tcp_get_info(), Linux 2.6.x). One call
+ * per drain instead of a poll() before every accept4() and one after the
+ * last. -1 if that fails (then we poll).
+ */
+static int
+backlog(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(ti.tcpi_unacked) ||
+	    ti.tcpi_state != TCP_LISTEN)
+		return -1;
+	return (int)ti.tcpi_unacked;
+}
+
+static int
+readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/*
+ * Move everything the kernel has queued into our per-VS queues, never
+ * blocking. Our dup shares the service's open file description, so we must
+ * not set O_NONBLOCK on it: we accept only what the kernel says is queued.
+ * We are the only acceptor (every accept of the service comes to us), so a
+ * queued connection does not vanish before our accept4.
+ */
 static void
 drain(struct gate *g, struct glisten *l)
 {
 	uint64_t now = 0;
+	int n = backlog(l->fd), polled = n < 0;
 
-	for (;;) {
-		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+	if (polled)
+		n = readable(l->fd);
+	while (n > 0) {
 		struct gconn *c;
 		struct gvs *v;
 		int fd;
 
-		/* Our dup shares the service's open file description, so we must not
-		 * set O_NONBLOCK on it; poll first. We are the only acceptor (every
-		 * accept of the service comes to us), so a readable listener does
-		 * not block accept4. */
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-			break;
 		if (!(c = calloc(1, sizeof(*c))))
 			break;
 		c->peerlen = sizeof(c->peer);
 		fd = accept4(l->fd, (struct sockaddr *)&c->peer, &c->peerlen, SOCK_CLOEXEC);
+		n = polled ? readable(l->fd) : n - 1;
 		if (fd < 0) {
 			int e = errno;
 
@@ -181,9 +234,12 @@ drain(struct gate *g, struct glisten *l)
 		if (!now)
 			now = now_ns();
 		c->t_enq = now;
-		c->vs_id = classify(g, c);
+		c->vs_id = classify(g, l, c);
 		if ((v = vstab_find(&g->tab, c->vs_id))) {
-			share_sample_lazy(v, now);
+			/* the window is kept current by gate_tick(), off this path;
+			 * only a VS seen for the first time needs its first sample */
+			if (!v->sample_t)
+				share_sample(v, now);
 			v->active_t = now;
 		}
 		queue_push_tail(l, c, &g->tab);
@@ -293,8 +349,10 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 	 * caller's setting */
 	if (nb != c->nonblock && fcntl(c->fd, F_SETFL, nb ? O_NONBLOCK : 0) == 0)
 		c->nonblock = nb;
-	if ((r = copy_peer(w, c)) == 0 && !id_valid(g, w->id))
-		r = -ENOENT;	/* revalidate after writing into its memory */
+	/* revalidate after writing into its memory (the TID may have been
+	 * reused); with no address to write, ADDFD itself says ENOENT */
+	if ((r = copy_peer(w, c)) == 0 && w->addr && !id_valid(g, w->id))
+		r = -ENOENT;
 	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
 		r = -errno;
 	if (r == 0) {
@@ -330,8 +388,26 @@ serve_waiters(struct gate *g, struct glisten *l)
 void
 gate_listener_ready(struct gate *g, struct glisten *l)
 {
+	l->armed = 0;	/* EPOLLONESHOT */
 	drain(g, l);
 	serve_waiters(g, l);
+}
+
+/* A listener bound to one address (not INADDR_ANY / in6addr_any): remember it. */
+static void
+listener_note_local(struct glisten *l)
+{
+	socklen_t sl = sizeof(l->local);
+
+	l->local_len = 0;
+	if (getsockname(l->fd, (struct sockaddr *)&l->local, &sl) < 0)
+		return;
+	if (l->local.ss_family == AF_INET &&
+	    ((struct sockaddr_in *)&l->local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		l->local_len = sl;
+	else if (l->local.ss_family == AF_INET6 &&
+	    !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&l->local)->sin6_addr))
+		l->local_len = sl;
 }
 
 static struct glisten *
@@ -346,7 +422,7 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 	/* fast path: the same fd as last time, still the same file (one kcmp
 	 * instead of pidfd_getfd + fstat + close) */
 	if (th->last_l && th->last_fd == fd &&
-	    syscall(SYS_kcmp, th->tid, getpid(), KCMP_FILE, fd, th->last_l->fd) == 0) {
+	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
 		*not_ours = 0;
 		return th->last_l;
 	}
@@ -374,6 +450,7 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 		goto pass;
 	if (!(l = listen_new(sfd, st.st_dev, st.st_ino)))
 		goto pass;
+	listener_note_local(l);
 	l->next = g->listeners;
 	g->listeners = l;
 	*not_ours = 0;
@@ -569,16 +646,20 @@ gate_tick(struct gate *g)
 	uint64_t now = now_ns();
 	struct glisten *l, **pl;
 	size_t queued = 0, i;
+	int busy = 0;
 
 	/* Keep the window of recently active VSs current, so a VS's first
 	 * connection after a pause is ranked by its real use, not by "no
-	 * history". This walks the table once per tick (10-100 ms), never per
-	 * decision. */
+	 * history". This is the only place the usage counters are read (plus a
+	 * VS's very first sample): never on the accept path. It walks the table
+	 * once per tick (10 ms while connections come, else 100 ms). */
 	for (i = 0; i < g->tab.n; i++) {
 		struct gvs *v = &g->tab.v[i];
 
 		if (v->active_t && now - v->active_t < GATE_ACTIVE_NS)
 			share_sample_lazy(v, now);
+		if (v->active_t && now - v->active_t < GATE_BUSY_NS)
+			busy = 1;
 	}
 	for (l = g->listeners; l; l = l->next) {
 		if (l->queued) {
@@ -594,6 +675,7 @@ gate_tick(struct gate *g)
 			listener_watch(g, l);
 			if (!l->wait_head && !l->queued &&
 			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
+				listener_unwatch(g, l);
 				*pl = l->next;	/* the service may have closed it */
 				drop_listener(l);
 				continue;
@@ -607,7 +689,7 @@ gate_tick(struct gate *g)
 	}
 	if (g->refresh_asked || now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull)
 		gate_refresh(g, 1);
-	return queued ? 10 : 100;
+	return queued || busy ? 10 : 100;
 }
 
 void
@@ -619,8 +701,7 @@ gate_close_all(struct gate *g)
 		while (l->wait_head)
 			waiter_del(g, l->wait_head);
 		g->listeners = l->next;
-		if (l->polled)
-			epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
+		listener_unwatch(g, l);
 		drop_listener(l);
 	}
 }

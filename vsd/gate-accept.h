@@ -111,7 +111,10 @@ struct glisten {
 	dev_t	 dev;
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
-	int	 polled;	/* registered in epoll (has waiters) */
+	int	 polled;	/* registered in epoll (once, EPOLLONESHOT) */
+	int	 armed;		/* ...and armed: an event will come */
+	socklen_t local_len;	/* 0: wildcard address, ask each connection */
+	struct sockaddr_storage local;	/* its address, if bound to one */
 	int	 kick_fd;	/* our outstanding loopback "kick" connection, or -1 */
 	socklen_t kick_len;
 	struct sockaddr_storage kick_local;
@@ -181,8 +184,10 @@ uint64_t bind_moves(void);
 
 /* --- gate-accept-conns.c --- */
 void conns_init(const char *map_path);
-/* The VS id recorded for the connection's initiator, 0 if unknown. */
-uint32_t conns_lookup(int fd, const struct sockaddr_storage *peer, socklen_t peerlen);
+/* The VS id recorded for the connection's initiator, 0 if unknown. The
+ * local address is local_fixed if not NULL, else read from fd. */
+uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
+    const struct sockaddr_storage *peer, socklen_t peerlen);
 
 /* --- gate-accept.c --- */
 struct gwaiter {

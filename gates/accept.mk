@@ -4,6 +4,7 @@
 bin_PROGRAMS += vsd/vsd-gate
 vsd_vsd_gate_SOURCES = \
 	vsd/gate-accept.h \
+	vsd/gate-accept-prof.h \
 	vsd/gate-accept.c \
 	vsd/gate-accept-bind.c \
 	vsd/gate-accept-conns.c \

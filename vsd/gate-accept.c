@@ -40,6 +40,7 @@
 #include <seccomp.h>
 
 #include "gate-accept.h"
+#include "gate-accept-prof.h"
 #include "log.h"
 
 #define GATE_REFRESH_MS		2000	/* VS table refresh while nothing asks */
@@ -56,12 +57,11 @@ static uint32_t native_arch;
 static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
 
 int
-gate_init(struct gate *g, int notify_fd, int epfd)
+gate_init(struct gate *g, int notify_fd)
 {
 	struct seccomp_notif_sizes sz;
 
 	g->notify_fd = notify_fd;
-	g->epfd = epfd;
 	if (seccomp_notify_alloc(&req, &resp) < 0)
 		return -ENOMEM;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
@@ -117,33 +117,23 @@ waiter_del(struct gate *g, struct gwaiter *w)
 }
 
 /*
- * A listener is in epoll while it has waiters. It is registered once, with
- * EPOLLONESHOT: an event disarms it, and it is re-armed (EPOLL_CTL_MOD) only
- * when a waiter needs it. The sequential case then costs one epoll_ctl per
- * accept instead of an ADD and a DEL, and an unwanted arrival costs at most
- * one wake-up.
+ * The listeners that have waiters, for the supervisor's poll() (listeners are
+ * polled only while a thread waits on them, and poll() needs no epoll_ctl
+ * per accept). Returns how many there are; fills out[] up to max.
  */
-static void
-listener_watch(struct gate *g, struct glisten *l)
+size_t
+gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max)
 {
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLONESHOT, .data.ptr = l };
+	struct glisten *l;
+	size_t n = 0;
 
-	if (!l->wait_head || l->armed)
-		return;
-	if (epoll_ctl(g->epfd, l->polled ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, l->fd, &ev) < 0) {
-		log_warn("%s: epoll_ctl", __func__);
-		return;
-	}
-	l->polled = l->armed = 1;
-}
-
-/* Before our fd goes: epoll keys on the file, which the service may still hold. */
-static void
-listener_unwatch(struct gate *g, struct glisten *l)
-{
-	if (l->polled)
-		epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
-	l->polled = l->armed = 0;
+	for (l = g->listeners; l; l = l->next)
+		if (l->wait_head) {
+			if (n < max)
+				out[n] = l;
+			n++;
+		}
+	return n;
 }
 
 static uint32_t
@@ -201,7 +191,9 @@ static void
 drain(struct gate *g, struct glisten *l)
 {
 	uint64_t now = 0;
+	PROF_BEGIN();
 	int n = backlog(l->fd), polled = n < 0;
+	PROF_MARK(PROF_BACKLOG);
 
 	if (polled)
 		n = readable(l->fd);
@@ -213,7 +205,9 @@ drain(struct gate *g, struct glisten *l)
 		if (!(c = calloc(1, sizeof(*c))))
 			break;
 		c->peerlen = sizeof(c->peer);
+		PROF_RESTART();
 		fd = accept4(l->fd, (struct sockaddr *)&c->peer, &c->peerlen, SOCK_CLOEXEC);
+		PROF_MARK(PROF_ACCEPT4);
 		n = polled ? readable(l->fd) : n - 1;
 		if (fd < 0) {
 			int e = errno;
@@ -234,7 +228,9 @@ drain(struct gate *g, struct glisten *l)
 		if (!now)
 			now = now_ns();
 		c->t_enq = now;
+		PROF_RESTART();
 		c->vs_id = classify(g, l, c);
+		PROF_MARK(PROF_CLASSIFY);
 		if ((v = vstab_find(&g->tab, c->vs_id))) {
 			/* the window is kept current by gate_tick(), off this path;
 			 * only a VS seen for the first time needs its first sample */
@@ -267,8 +263,11 @@ pick(struct gate *g, struct glisten *l)
 {
 	struct gconn *c;
 
+	PROF_BEGIN();
 	while ((c = queue_pop_best(l))) {
-		if (!conn_dead(c))
+		int d = conn_dead(c);
+		PROF_MARK(PROF_DEAD);
+		if (!d)
 			return c;
 		g->dropped_dead++;
 		close(c->fd);
@@ -353,13 +352,16 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 	 * reused); with no address to write, ADDFD itself says ENOENT */
 	if ((r = copy_peer(w, c)) == 0 && w->addr && !id_valid(g, w->id))
 		r = -ENOENT;
+	PROF_BEGIN();
 	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
 		r = -errno;
+	PROF_MARK(PROF_ADDFD);
 	if (r == 0) {
 		if ((v = vstab_find(&g->tab, c->vs_id)))
 			v->served++;
 		g->handed++;
 		close(c->fd);
+		PROF_MARK(PROF_CLOSE);
 		free(c);
 		waiter_del(g, w);
 		return 0;
@@ -382,13 +384,11 @@ serve_waiters(struct gate *g, struct glisten *l)
 			break;
 		handover(g, l->wait_head, c);
 	}
-	listener_watch(g, l);
 }
 
 void
 gate_listener_ready(struct gate *g, struct glisten *l)
 {
-	l->armed = 0;	/* EPOLLONESHOT */
 	drain(g, l);
 	serve_waiters(g, l);
 }
@@ -471,7 +471,10 @@ handle_accept(struct gate *g, int is_accept4)
 	int is_new, not_ours, fl;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
-	if (!(th = thread_get((pid_t)req->pid, &is_new))) {
+	PROF_BEGIN();
+	th = thread_get((pid_t)req->pid, &is_new);
+	PROF_MARK(PROF_THREAD);
+	if (!th) {
 		let_through(g, req->id);	/* it is gone; SEND says ENOENT */
 		return;
 	}
@@ -484,7 +487,9 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
-	if (!(l = listener_get(g, th, (int)req->data.args[0], &not_ours)) || not_ours) {
+	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
+	PROF_MARK(PROF_LISTENER);
+	if (!l || not_ours) {
 		let_through(g, req->id);
 		return;
 	}
@@ -518,12 +523,13 @@ handle_accept(struct gate *g, int is_accept4)
 			kick_arm(l);
 		return;
 	}
+	PROF_RESTART();
 	fl = fcntl(l->fd, F_GETFL);
+	PROF_MARK(PROF_FCNTL);
 	if (fl >= 0 && (fl & O_NONBLOCK)) {
 		g->eagain++;
 		respond(g, w->id, -EAGAIN, 0);
 		waiter_del(g, w);
-		listener_watch(g, l);
 	}
 }
 
@@ -545,7 +551,10 @@ int
 gate_notify(struct gate *g)
 {
 	memset(req, 0, req_size);
-	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+	PROF_BEGIN();
+	int rr = ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req);
+	PROF_MARK(PROF_RECV);
+	if (rr < 0) {
 		if (errno == EINTR || errno == ENOENT)
 			return 0;	/* the caller went away before we read it */
 		return -errno;
@@ -672,10 +681,8 @@ gate_tick(struct gate *g)
 		last_slow = now;
 		for (pl = &g->listeners; (l = *pl);) {
 			tick_waiters(g, l, now);
-			listener_watch(g, l);
 			if (!l->wait_head && !l->queued &&
 			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
-				listener_unwatch(g, l);
 				*pl = l->next;	/* the service may have closed it */
 				drop_listener(l);
 				continue;
@@ -692,16 +699,36 @@ gate_tick(struct gate *g)
 	return queued || busy ? 10 : 100;
 }
 
+#ifdef GATE_PROF
+uint64_t prof_ns[PROF_MAX], prof_n[PROF_MAX];
+
+void
+prof_dump(void)
+{
+	static const char *const name[PROF_MAX] = {
+		"RECV", "thread_get", "listener_get", "backlog", "accept4", "classify",
+		"conn_dead", "ADDFD", "close", "fcntl", "epoll_ctl", "epoll_wait",
+	};
+	int i;
+
+	for (i = 0; i < PROF_MAX; i++)
+		if (prof_n[i])
+			fprintf(stderr, "prof %-12s n %8llu avg %8.0f ns\n", name[i],
+			    (unsigned long long)prof_n[i], (double)prof_ns[i] / (double)prof_n[i]);
+}
+#endif
+
 void
 gate_close_all(struct gate *g)
 {
 	struct glisten *l;
 
+	prof_dump();
+
 	while ((l = g->listeners)) {
 		while (l->wait_head)
 			waiter_del(g, l->wait_head);
 		g->listeners = l->next;
-		listener_unwatch(g, l);
 		drop_listener(l);
 	}
 }

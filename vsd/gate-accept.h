@@ -111,8 +111,6 @@ struct glisten {
 	dev_t	 dev;
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
-	int	 polled;	/* registered in epoll (once, EPOLLONESHOT) */
-	int	 armed;		/* ...and armed: an event will come */
 	socklen_t local_len;	/* 0: wildcard address, ask each connection */
 	struct sockaddr_storage local;	/* its address, if bound to one */
 	int	 kick_fd;	/* our outstanding loopback "kick" connection, or -1 */
@@ -202,7 +200,6 @@ struct gwaiter {
 
 struct gate {
 	int	 notify_fd;
-	int	 epfd;
 	uint32_t home;
 	struct vstab tab;
 	const char *vsd_socket;		/* refresh from vsd, or */
@@ -213,9 +210,11 @@ struct gate {
 	uint64_t refresh_asked;		/* an unknown vs_id was seen */
 	int	 refresh_failed;		/* the last refresh could not reach vsd */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
+	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 };
 
-int gate_init(struct gate *g, int notify_fd, int epfd);
+int gate_init(struct gate *g, int notify_fd);
+size_t gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max);
 /* One notification is readable on notify_fd. */
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */

@@ -15,7 +15,8 @@
  *     "n N median_us M p90_us X p99_us Y mean_us Z errors E".
  *   acceptbench conc -p PORT [-j THREADS] [-d SECONDS]
  *     THREADS clients in a closed loop for SECONDS; prints
- *     "conns N seconds S rate R errors E".
+ *     "conns N seconds S rate R errors E client_cpu_us_per_conn C" (C: this
+ *     process's own CPU time, getrusage).
  */
 #include "config.h"
 
@@ -29,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +168,8 @@ conc(unsigned nthreads)
 {
 	struct worker *w = calloc(nthreads, sizeof(*w));
 	unsigned long conns = 0, errs = 0;
+	struct rusage ru;
+	double cpu_us;
 	uint64_t t0, t1;
 	unsigned i;
 
@@ -185,8 +189,11 @@ conc(unsigned nthreads)
 		errs += w[i].errs;
 	}
 	t1 = now_ns();
-	printf("conns %lu seconds %.3f rate %.0f errors %lu\n", conns, (t1 - t0) / 1e9,
-	    conns / ((t1 - t0) / 1e9), errs);
+	getrusage(RUSAGE_SELF, &ru);
+	cpu_us = (double)ru.ru_utime.tv_sec * 1e6 + (double)ru.ru_utime.tv_usec +
+	    (double)ru.ru_stime.tv_sec * 1e6 + (double)ru.ru_stime.tv_usec;
+	printf("conns %lu seconds %.3f rate %.0f errors %lu client_cpu_us_per_conn %.2f\n", conns,
+	    (t1 - t0) / 1e9, conns / ((t1 - t0) / 1e9), errs, conns ? cpu_us / (double)conns : 0);
 	free(w);
 	return errs > conns / 100;
 }

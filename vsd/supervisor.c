@@ -60,6 +60,7 @@ struct opts {
 	unsigned window_ms;
 	enum cg2_mode cg2;
 	int verbose;
+	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
 	char **argv;
 };
 
@@ -68,7 +69,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
-	    "                [--cgroup2 lazy|always|never] -- CMD [ARGS...]\n");
+	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
+	    "                -- CMD [ARGS...]\n");
 	exit(2);
 }
 
@@ -84,6 +86,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "status", required_argument, NULL, 'S' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "cgroup2", required_argument, NULL, 'c' },
+		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -109,6 +112,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 				o->cg2 = CG2_NEVER;
 			else
 				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
+			break;
+		case 'y':
+			if (strcmp(optarg, "on") == 0 || strcmp(optarg, "off") == 0)
+				o->sync = strcmp(optarg, "on") == 0;
+			else
+				fatalx("--sync-wakeup %s: expected on or off", optarg);
 			break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
@@ -329,9 +338,9 @@ main(int argc, char **argv)
 		return exit_code(status);
 	}
 	/* the flags go by value, not by pointer */
-	if (ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
+	if (o.sync && ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
 		sync_wakeup = 1;
-	else
+	else if (o.sync)
 		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
 		    strerror(errno));
 

@@ -9,10 +9,12 @@
  *     then accepts with a plain blocking accept() and closes each connection
  *     at once. It knows nothing about the gate: the same binary is run
  *     ungated and under `vsctl run --gate accept`.
- *   acceptbench seq -p PORT [-n N] [-w WARMUP] [-o RAWFILE]
+ *   acceptbench seq -p PORT [-P PORT2] [-n N] [-w WARMUP] [-o RAWFILE]
  *     one connection at a time; per connection the time from connect() to
  *     the server's FIN (read() returns 0). Prints
- *     "n N median_us M p90_us X p99_us Y mean_us Z errors E".
+ *     "n N median_us M p90_us X p99_us Y mean_us Z errors E". With -P, the
+ *     connections alternate between PORT and PORT2 and it prints one such
+ *     line for each, prefixed "a " and "b ".
  *   acceptbench conc -p PORT [-j THREADS] [-d SECONDS]
  *     THREADS clients in a closed loop for SECONDS; prints
  *     "conns N seconds S rate R errors E client_cpu_us_per_conn C" (C: this
@@ -35,7 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint16_t port;
+static uint16_t port, port2;
 static unsigned duration_s = 2;
 
 static uint64_t
@@ -78,9 +80,9 @@ server(void)
 
 /* One connection: connect, wait for the server's close. 0 or -errno. */
 static int
-one_conn(void)
+one_conn(uint16_t to)
 {
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(to),
 				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	char c;
 	ssize_t n;
@@ -104,43 +106,65 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int
-seq(unsigned n, unsigned warm, const char *raw)
+/* Latency statistics of k samples (sorted in place), one line. */
+static void
+report(const char *tag, uint64_t *lat, unsigned k, unsigned errs)
 {
-	uint64_t *lat = calloc(n, sizeof(*lat)), sum = 0;
-	unsigned i, k = 0, errs = 0;
-	FILE *f = NULL;
+	uint64_t sum = 0;
+	unsigned i;
 
-	if (!lat)
-		return 1;
-	for (i = 0; i < warm; i++)
-		one_conn();
-	for (i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
-
-		if (one_conn() < 0) {
-			errs++;
-			continue;
-		}
-		lat[k++] = now_ns() - t0;
-	}
-	if (raw && (f = fopen(raw, "we"))) {
-		for (i = 0; i < k; i++)
-			fprintf(f, "%.2f\n", lat[i] / 1e3);
-		fclose(f);
-	}
 	if (k == 0) {
-		printf("n 0 errors %u\n", errs);
-		return 1;
+		printf("%sn 0 errors %u\n", tag, errs);
+		return;
 	}
 	for (i = 0; i < k; i++)
 		sum += lat[i];
 	qsort(lat, k, sizeof(*lat), cmp_u64);
-	printf("n %u median_us %.2f p90_us %.2f p99_us %.2f mean_us %.2f errors %u\n", k,
+	printf("%sn %u median_us %.2f p90_us %.2f p99_us %.2f mean_us %.2f errors %u\n", tag, k,
 	    lat[k / 2] / 1e3, lat[(size_t)k * 90 / 100] / 1e3, lat[(size_t)k * 99 / 100] / 1e3,
 	    (double)sum / k / 1e3, errs);
-	free(lat);
-	return errs > n / 100;
+}
+
+/*
+ * n connections to each port in turn (one to port, one to port2, ...): the
+ * two servers see the same background load, which on a shared machine moves
+ * far more than what is measured. port2 == 0: one server only.
+ */
+static int
+seq(unsigned n, unsigned warm, const char *raw)
+{
+	uint64_t *lat[2];
+	unsigned i, k[2] = { 0, 0 }, errs[2] = { 0, 0 }, nsrv = port2 ? 2 : 1, s;
+	FILE *f = NULL;
+
+	lat[0] = calloc(n, sizeof(uint64_t));
+	lat[1] = calloc(n, sizeof(uint64_t));
+	if (!lat[0] || !lat[1])
+		return 1;
+	for (i = 0; i < warm; i++)
+		for (s = 0; s < nsrv; s++)
+			one_conn(s ? port2 : port);
+	for (i = 0; i < n; i++)
+		for (s = 0; s < nsrv; s++) {
+			uint64_t t0 = now_ns();
+
+			if (one_conn(s ? port2 : port) < 0) {
+				errs[s]++;
+				continue;
+			}
+			lat[s][k[s]++] = now_ns() - t0;
+		}
+	if (raw && (f = fopen(raw, "we"))) {
+		for (i = 0; i < k[0]; i++)
+			fprintf(f, "%.2f\n", lat[0][i] / 1e3);
+		fclose(f);
+	}
+	report(nsrv > 1 ? "a " : "", lat[0], k[0], errs[0]);
+	if (nsrv > 1)
+		report("b ", lat[1], k[1], errs[1]);
+	free(lat[0]);
+	free(lat[1]);
+	return k[0] == 0 || errs[0] > n / 100 || errs[1] > n / 100;
 }
 
 struct worker {
@@ -155,7 +179,7 @@ conc_worker(void *arg)
 	struct worker *w = arg;
 
 	while (now_ns() < w->end) {
-		if (one_conn() == 0)
+		if (one_conn(port) == 0)
 			w->conns++;
 		else
 			w->errs++;
@@ -202,7 +226,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: acceptbench server\n"
-	    "       acceptbench seq -p PORT [-n N] [-w WARMUP] [-o RAWFILE]\n"
+	    "       acceptbench seq -p PORT [-P PORT2] [-n N] [-w WARMUP] [-o RAWFILE]\n"
 	    "       acceptbench conc -p PORT [-j THREADS] [-d SECONDS]\n");
 	exit(2);
 }
@@ -220,9 +244,10 @@ main(int argc, char **argv)
 	if (strcmp(mode, "server") == 0)
 		return server();
 	optind = 2;
-	while ((c = getopt(argc, argv, "p:n:w:o:j:d:")) != -1) {
+	while ((c = getopt(argc, argv, "p:P:n:w:o:j:d:")) != -1) {
 		switch (c) {
 		case 'p': port = (uint16_t)atoi(optarg); break;
+		case 'P': port2 = (uint16_t)atoi(optarg); break;
 		case 'n': n = (unsigned)atoi(optarg); break;
 		case 'w': warm = (unsigned)atoi(optarg); break;
 		case 'o': raw = optarg; break;

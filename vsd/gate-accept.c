@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
@@ -707,7 +706,7 @@ prof_dump(void)
 {
 	static const char *const name[PROF_MAX] = {
 		"RECV", "thread_get", "listener_get", "backlog", "accept4", "classify",
-		"conn_dead", "ADDFD", "close", "fcntl", "epoll_ctl", "epoll_wait",
+		"conn_dead", "ADDFD", "close", "fcntl", "poll",
 	};
 	int i;
 

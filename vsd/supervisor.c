@@ -357,10 +357,11 @@ main(int argc, char **argv)
 
 	/*
 	 * poll(), not epoll: a task blocked in poll() on the notification fd is
-	 * woken with the waker's flags, so SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-	 * wakes us on the calling thread's CPU; epoll's callback drops that flag
-	 * (ep_poll_callback keeps only WF_SYNC). Listeners are in the set only
-	 * while a thread waits on them: no epoll_ctl per accept either.
+	 * woken with the waker's flags, so with --sync-wakeup on
+	 * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
+	 * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
+	 * Listeners are in the set only while a thread waits on them: no
+	 * epoll_ctl per accept either.
 	 */
 	while (!(child_done && filter_gone)) {
 		size_t nl = gate_waiting_listeners(&g, ls, nls), k;
@@ -388,7 +389,7 @@ main(int argc, char **argv)
 			pfd[P_FIRST + k] = (struct pollfd){ .fd = ls[k]->fd, .events = POLLIN };
 		PROF_BEGIN();
 		n = poll(pfd, P_FIRST + nl, -1);
-		PROF_MARK(PROF_EPWAIT);
+		PROF_MARK(PROF_POLL);
 		if (n < 0) {
 			if (errno != EINTR)
 				fatal("poll");

@@ -174,7 +174,7 @@ cleanup() {
 	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
 		rmdir "$_d" 2>/dev/null
 	done
-	# the socket gate pins its programs, maps and links here
+	# the private vsd's pins (vsd keeps them across restarts on purpose)
 	rm -rf "/sys/fs/bpf/$T" "/sys/fs/bpf/vsd/$T" "$W"
 }
 trap 'cleanup' EXIT

@@ -13,7 +13,8 @@
  *
  * With -s it also enables the kernel's BPF run-time statistics (for this
  * process's lifetime only: BPF_ENABLE_STATS) and reports the time our
- * programs ran per connection, a figure the machine's noise does not blur.
+ * programs ran per connection, in total and per program (runs and ns per
+ * connection), figures the machine's noise blurs much less.
  *
  *   connrate [-n CONNS] [-r REPS] [-6] [-S] [-s] [-o CSV]
  */
@@ -189,27 +190,39 @@ batch(int to, int from, uint64_t n, double *cpu_rate)
 	return n / (dt / 1e9);
 }
 
-/* Total run time of the gate's programs so far (with -s), in ns. */
+static const char *const prog_names[] = {
+	"sock_create", "sockops", "connect4", "connect6", "sendmsg4", "sendmsg6",
+};
+#define NPROGS	(sizeof(prog_names) / sizeof(prog_names[0]))
+
+/* Per program, summed over the gated batches (with -s). */
+static uint64_t prog_ns[NPROGS], prog_runs[NPROGS];
+
+/*
+ * Total run time of the gate's programs so far (with -s), in ns; with acc,
+ * the counters are added to (acc > 0) or taken from (acc < 0) the
+ * per-program sums.
+ */
 static uint64_t
-bpf_runtime(void)
+bpf_runtime(int acc)
 {
-	static const char *const names[] = {
-		"sock_create", "sockops", "connect4", "connect6", "sendmsg4", "sendmsg6",
-	};
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NPROGS; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		char path[512];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/prog_%s", gate_socket_pindir(gate), names[i]);
+		snprintf(path, sizeof(path), "%s/prog_%s", gate_socket_pindir(gate), prog_names[i]);
 		if ((fd = bpf_obj_get(path)) < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
 			sum += info.run_time_ns;
+			prog_ns[i] += acc * (int64_t)info.run_time_ns;
+			prog_runs[i] += acc * (int64_t)info.run_cnt;
+		}
 		close(fd);
 	}
 	return sum;
@@ -325,10 +338,10 @@ main(int argc, char **argv)
 			un[i] = batch(to_client[1], from_client[0], n, &uc[i]);
 		if (gate_socket_attach(gate, cgdir, st.st_ino, 1, &cfg) < 0)
 			return 1;
-		t0 = stats ? bpf_runtime() : 0;
+		t0 = stats ? bpf_runtime(-1) : 0;
 		ga[i] = batch(to_client[1], from_client[0], n, &gc[i]);
 		if (stats)
-			bpfns[i] = (double)(bpf_runtime() - t0) / n;
+			bpfns[i] = (double)(bpf_runtime(1) - t0) / n;
 		if (gate_socket_detach(gate, 1) < 0)
 			return 1;
 		if (gated_first)
@@ -370,6 +383,11 @@ main(int argc, char **argv)
 		       server_outside ? "client side" : "both ends",
 		       quantile(bpfns, reps, 0.5), bpfns[0], bpfns[reps - 1],
 		       100.0 * quantile(bpfns, reps, 0.5) / (1e9 / quantile(un, reps, 0.5)));
+		for (size_t j = 0; j < NPROGS; j++)
+			if (prog_runs[j])
+				printf("  %-12s %5.2f runs, %5.0f ns per connection\n", prog_names[j],
+				       (double)prog_runs[j] / ((double)n * reps),
+				       (double)prog_ns[j] / ((double)n * reps));
 	}
 	return 0;
 }

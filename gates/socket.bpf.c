@@ -181,7 +181,7 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				  BPF_SOCK_OPS_STATE_CB_FLAG);
 }
 
-static __always_inline void conn_del(struct bpf_sock_ops *skops)
+static __always_inline int conn_del(struct bpf_sock_ops *skops)
 {
 	struct vsd_conn_key k;
 
@@ -193,11 +193,39 @@ static __always_inline void conn_del(struct bpf_sock_ops *skops)
 	conn_key(skops, 0, &k);
 	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
 		stat_inc(VSD_STAT_CONNS_REMOVED);
-		return;
+		return 1;
 	}
 	conn_key(skops, 1, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k) == 0)
+	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
 		stat_inc(VSD_STAT_CONNS_REMOVED);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * A recorded connection changed state.  Its entry goes at TCP_CLOSE, or
+ * earlier at CLOSE_WAIT: the other end has closed, so if it was the
+ * acceptor it had accepted the connection (a listener that goes away
+ * without accepting resets its children, it sends no FIN), and the accept
+ * gate no longer needs the entry.  Then the state callback is switched
+ * off for the socket: it would run twice more (LAST_ACK, CLOSE) for
+ * nothing, and every sockops run costs the connection (benchmarks/
+ * RESULTS.md, "Socket gate cost").  The side that closes first keeps its
+ * entry until TCP_CLOSE: a connecting side whose acceptor has not accepted
+ * yet still needs it.
+ */
+static __always_inline void conn_state(struct bpf_sock_ops *skops)
+{
+	__u32 state = skops->args[1];
+
+	if (state == BPF_TCP_CLOSE) {
+		conn_del(skops);
+	} else if (state == BPF_TCP_CLOSE_WAIT) {
+		conn_del(skops);
+		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
+					  ~BPF_SOCK_OPS_STATE_CB_FLAG);
+	}
 }
 
 SEC("sockops")
@@ -208,8 +236,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 
 	/* The state callback must run even if the VS's settings are gone. */
 	if (op == BPF_SOCK_OPS_STATE_CB) {
-		if (skops->args[1] == BPF_TCP_CLOSE)
-			conn_del(skops);
+		conn_state(skops);
 		return 1;
 	}
 	/*

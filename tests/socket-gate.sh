@@ -66,9 +66,10 @@ serve() {
 	port=$(sed -n 's/^ready //p' "$out")
 }
 val() { printf '%s\n' "$2" | sed -n "s/^$1=//p"; }
-# hold_conn NAME CGDIR ADDR PORT: open a connection and keep it open until release NAME.
+# hold_conn NAME CGDIR ADDR PORT [peerclosed]: open a connection and keep it
+# open until release NAME; with peerclosed, after the server closed its end.
 hold_conn() {
-	in_cg "$2" "$B/sg-helper" tcp "$3" "$4" "$TMP/release-$1" > "$TMP/hold-$1" &
+	in_cg "$2" "$B/sg-helper" "${5:-tcp}" "$3" "$4" "$TMP/release-$1" > "$TMP/hold-$1" &
 	PIDS="$PIDS $!"
 	eval "holdpid_$1=$!"
 	i=0
@@ -76,7 +77,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 45
+plan 46
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -140,6 +141,13 @@ check "open connection recorded for VS 1 (active)" "^vs=1 .*dir=active local=$lo
 release a
 out=$("$B/sg-loader" "$ROOT" conns 2>&1)
 check_not "entry gone after close" "local=$local_a " "$out"
+# The server closed first: the entry goes at CLOSE_WAIT, while the client
+# still holds the socket (the acceptor had accepted; gates/socket.bpf.c).
+hold_conn pc "$CG1" 127.0.0.1 "$p4" peerclosed
+local_pc=$(val local "$(cat "$TMP/hold-pc")")
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "entry gone when the other end closed first (CLOSE_WAIT)" "local=$local_pc " "$out"
+release pc
 
 # Passive side: a server in VS 2, a client outside; the accept gate's
 # lookup (src = peer, dst = local, dir = active) is for the client's VS,

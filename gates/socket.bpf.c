@@ -68,25 +68,30 @@ static __always_inline struct vsd_vscfg *vs_cfg(void)
 	return cfg->vs_id ? cfg : NULL;
 }
 
+/* What set_tos() sets: IP_TOS (IPv4 packets), IPV6_TCLASS (IPv6 ones). */
+#define TOS_V4	1
+#define TOS_V6	2
+
 /*
  * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
  * that has the helper.  With check, only when the value differs: setting
  * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
  * the next packet a route lookup; that matters on every sendmsg(), not in
- * connect(), which looks the route up anyway.  An IPv6 socket gets IP_TOS
- * too, for its IPv4-mapped traffic (the helper allows it there on 6.x; an
- * error is harmless).  IP_TOS also resets the priority from the TOS bits
- * (rt_tos2priority), so the VS's priority is set again after it.
+ * connect(), which looks the route up anyway.  An IPv6 socket's
+ * IPv4-mapped traffic leaves as IPv4 with IP_TOS (the helper allows it on
+ * an IPv6 socket on 6.x).  IP_TOS also resets the priority from the TOS
+ * bits (rt_tos2priority), so the VS's priority is set again after it.
  */
-static __always_inline void set_tos(void *ctx, int family, const struct vsd_vscfg *cfg,
+static __always_inline void set_tos(void *ctx, int which, const struct vsd_vscfg *cfg,
 				    int check)
 {
 	int v = 0, want = cfg->tos;
 
-	if (family == AF_INET6 && (!check ||
+	if ((which & TOS_V6) && (!check ||
 	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
 		bpf_setsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &want, sizeof(want));
-	if (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want)
+	if (!(which & TOS_V4) ||
+	    (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want))
 		return;
 	bpf_setsockopt(ctx, SOL_IP, IP_TOS, &want, sizeof(want));
 	if (cfg->flags & VSD_CFG_PRIO) {
@@ -257,7 +262,8 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
 		if (cfg->flags & VSD_CFG_TOS)
-			set_tos(skops, skops->family, cfg, 1);
+			set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4,
+				cfg, 1);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		conn_add(skops, 0, cfg);
@@ -285,8 +291,19 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, i
 	if (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM)
 		return 1;
 	cfg = vs_cfg();
-	if (cfg && (cfg->flags & VSD_CFG_TOS))
-		set_tos(ctx, family, cfg, check);
+	if (!cfg || !(cfg->flags & VSD_CFG_TOS))
+		return 1;
+	/*
+	 * An IPv6 socket needs the one its destination's packets use: an
+	 * IPv4-mapped one's leave as IPv4.  One setsockopt per connect()
+	 * instead of two; a socket that later connects or sends elsewhere
+	 * gets the other one then, as the hook runs again.
+	 */
+	if (family == AF_INET6 && ctx->user_ip6[0] == 0 && ctx->user_ip6[1] == 0 &&
+	    ctx->user_ip6[2] == bpf_htonl(0x0000ffff))
+		set_tos(ctx, TOS_V4, cfg, check);
+	else
+		set_tos(ctx, family == AF_INET6 ? TOS_V6 : TOS_V4, cfg, check);
 	return 1;
 }
 

@@ -113,11 +113,32 @@ addr_of(int v6, int port, struct sockaddr_storage *ss)
 /* The server closes first, so TIME_WAIT sits on its fixed port. */
 static int server_outside;
 
+/*
+ * The listener is made here, after joining the cgroup: accepted sockets
+ * belong to the listener's cgroup (they are clones of it), not to the
+ * process that accepts them.  Sends the port on out.
+ */
 static void __attribute__((noreturn))
-server(int lfd)
+server(int v6, int out)
 {
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(v6, 0, &ss);
+	int lfd, one = 1, port;
+
 	if (!server_outside)
 		join_cgroup();
+	if ((lfd = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 4096) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&ss, &len) < 0) {
+		perror("connrate: listen");
+		_exit(1);
+	}
+	port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			: ((struct sockaddr_in *)&ss)->sin_port);
+	if (write(out, &port, sizeof(port)) != sizeof(port))
+		_exit(1);
+	close(out);
 	for (;;) {
 		int c = accept(lfd, NULL, NULL);
 		if (c >= 0)
@@ -249,11 +270,9 @@ int
 main(int argc, char **argv)
 {
 	struct gate_socket_cfg cfg = { .flags = VSD_CFG_TOS | VSD_CFG_MARK, .tos = 0x28, .mark = 42 };
-	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, lfd, one = 1, port, i;
+	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, port, i;
 	int to_client[2], from_client[2];
 	const char *csv = NULL;
-	struct sockaddr_storage ss;
-	socklen_t len;
 	struct stat st;
 	double *un, *ga, *ratio, *uc, *gc, *cratio, *bpfns = NULL;
 	uint64_t t0;
@@ -288,25 +307,16 @@ main(int argc, char **argv)
 	if (gate_socket_open(root, &gate, NULL) < 0)
 		return 1;
 
-	len = addr_of(v6, 0, &ss);
-	if ((lfd = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
-	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 4096) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&ss, &len) < 0) {
-		perror("connrate: listen");
-		return 1;
-	}
-	port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-			: ((struct sockaddr_in *)&ss)->sin_port);
-	if ((server_pid = fork()) == 0)
-		server(lfd);
 	if (pipe(to_client) < 0 || pipe(from_client) < 0)
 		return 1;
-	if ((client_pid = fork()) == 0) {
-		close(lfd);
-		client(v6, port, to_client[0], from_client[1]);
+	if ((server_pid = fork()) == 0)
+		server(v6, from_client[1]);
+	if (read(from_client[0], &port, sizeof(port)) != sizeof(port)) {
+		fprintf(stderr, "connrate: the server did not start\n");
+		return 1;
 	}
-	close(lfd);
+	if ((client_pid = fork()) == 0)
+		client(v6, port, to_client[0], from_client[1]);
 
 	un = calloc(reps, sizeof(double));
 	ga = calloc(reps, sizeof(double));

@@ -165,6 +165,16 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
 	}
 }
 
+/*
+ * The accepting side's sockets carry BPF_SOCK_OPS_RTO_CB_FLAG as well, as a
+ * mark: the state callback then knows which key the socket recorded and
+ * when it may go, without trying both (a failed delete costs a cache miss
+ * on a cold bucket).  sockops offers no other per-socket bit short of
+ * socket storage, which costs an allocation per socket; the price of the
+ * mark is one early-returning sockops run per retransmission timeout.
+ */
+#define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
+
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				     const struct vsd_vscfg *cfg)
 {
@@ -183,54 +193,53 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 	stat_inc(VSD_STAT_CONNS_ADDED);
 	/* Ask for BPF_SOCK_OPS_STATE_CB so the entry goes when it closes. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
-				  BPF_SOCK_OPS_STATE_CB_FLAG);
+				  BPF_SOCK_OPS_STATE_CB_FLAG | (passive ? PASSIVE_MARK : 0));
 }
 
-static __always_inline int conn_del(struct bpf_sock_ops *skops)
+static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 {
 	struct vsd_conn_key k;
 
-	/*
-	 * The socket does not remember which side it was; try both keys.
-	 * They cannot collide with another live socket's entry: the 4-tuple
-	 * plus orientation is unique on the host.
-	 */
-	conn_key(skops, 0, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
-		stat_inc(VSD_STAT_CONNS_REMOVED);
-		return 1;
-	}
-	conn_key(skops, 1, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
-		stat_inc(VSD_STAT_CONNS_REMOVED);
-		return 1;
-	}
-	return 0;
+	conn_key(skops, passive, &k);
+	if (bpf_map_delete_elem(&vsd_conns, &k))
+		return 0;
+	stat_inc(VSD_STAT_CONNS_REMOVED);
+	return 1;
 }
 
 /*
- * A recorded connection changed state.  Its entry goes at TCP_CLOSE, or
- * earlier at CLOSE_WAIT: the other end has closed, so if it was the
- * acceptor it had accepted the connection (a listener that goes away
- * without accepting resets its children, it sends no FIN), and the accept
- * gate no longer needs the entry.  Then the state callback is switched
- * off for the socket: it would run twice more (LAST_ACK, CLOSE) for
- * nothing, and every sockops run costs the connection (benchmarks/
- * RESULTS.md, "Socket gate cost").  The side that closes first keeps its
- * entry until TCP_CLOSE: a connecting side whose acceptor has not accepted
- * yet still needs it.
+ * A recorded connection changed state; its entry goes when the connection
+ * closes, and then the state callback is switched off for the socket: it
+ * would run up to twice more for nothing, and every sockops run costs the
+ * connection (benchmarks/RESULTS.md, "Socket gate cost").
+ *
+ * - The accepting side (marked): as soon as either end closes; the accept
+ *   gate looks up the connecting side's entry, never this one.
+ * - The connecting side: at CLOSE_WAIT, when the acceptor has closed, so
+ *   it had accepted the connection (a listener that goes away without
+ *   accepting resets its children, it sends no FIN); if it closes first,
+ *   at TCP_CLOSE, as an acceptor that has not accepted yet still needs it.
+ *   An unmarked socket may also be an accepting side recorded by an older
+ *   vsd, whose entry is tried second.
  */
 static __always_inline void conn_state(struct bpf_sock_ops *skops)
 {
-	__u32 state = skops->args[1];
+	__u32 state = skops->args[1], flags = skops->bpf_sock_ops_cb_flags;
 
-	if (state == BPF_TCP_CLOSE) {
-		conn_del(skops);
-	} else if (state == BPF_TCP_CLOSE_WAIT) {
-		conn_del(skops);
-		bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags &
-					  ~BPF_SOCK_OPS_STATE_CB_FLAG);
+	if (flags & PASSIVE_MARK) {
+		if (state != BPF_TCP_FIN_WAIT1 && state != BPF_TCP_CLOSE_WAIT &&
+		    state != BPF_TCP_CLOSE)
+			return;
+		conn_del_key(skops, 1);
+	} else {
+		if (state != BPF_TCP_CLOSE_WAIT && state != BPF_TCP_CLOSE)
+			return;
+		if (!conn_del_key(skops, 0))
+			conn_del_key(skops, 1);
 	}
+	if (state != BPF_TCP_CLOSE)
+		bpf_sock_ops_cb_flags_set(skops, flags &
+					  ~(BPF_SOCK_OPS_STATE_CB_FLAG | PASSIVE_MARK));
 }
 
 SEC("sockops")

@@ -77,7 +77,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 46
+plan 48
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -161,6 +161,12 @@ release b
 out=$(cat "$TMP/hold-b")
 check "a server in VS 2 answers with TOS 0xb8 on its SYN-ACK" '^synack_tos=184$' "$out"
 check "... and on its data" '^reply_tos=184$' "$out"
+# The accepting side's entry goes when either end closes first.
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "passive entry gone after the client closed first" "dir=passive local=127.0.0.1:$pb " "$out"
+"$B/sg-helper" many 127.0.0.1 "$pb" 100 >/dev/null 2>&1
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "passive entries gone after the server closed first" "dir=passive local=127.0.0.1:$pb " "$out"
 
 # The accept gate's lookup, from another process, read-only: an accepted
 # socket's (getpeername, getsockname, ACTIVE) finds the connecting VS.

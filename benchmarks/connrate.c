@@ -13,7 +13,8 @@
  *
  * With -s it also enables the kernel's BPF run-time statistics (for this
  * process's lifetime only: BPF_ENABLE_STATS) and reports the time our
- * programs ran per connection, a figure the machine's noise does not blur.
+ * programs ran per connection, in total and per program (runs and ns per
+ * connection), figures the machine's noise blurs much less.
  *
  *   connrate [-n CONNS] [-r REPS] [-6] [-S] [-s] [-o CSV]
  */
@@ -112,11 +113,32 @@ addr_of(int v6, int port, struct sockaddr_storage *ss)
 /* The server closes first, so TIME_WAIT sits on its fixed port. */
 static int server_outside;
 
+/*
+ * The listener is made here, after joining the cgroup: accepted sockets
+ * belong to the listener's cgroup (they are clones of it), not to the
+ * process that accepts them.  Sends the port on out.
+ */
 static void __attribute__((noreturn))
-server(int lfd)
+server(int v6, int out)
 {
+	struct sockaddr_storage ss;
+	socklen_t len = addr_of(v6, 0, &ss);
+	int lfd, one = 1, port;
+
 	if (!server_outside)
 		join_cgroup();
+	if ((lfd = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 4096) < 0 ||
+	    getsockname(lfd, (struct sockaddr *)&ss, &len) < 0) {
+		perror("connrate: listen");
+		_exit(1);
+	}
+	port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			: ((struct sockaddr_in *)&ss)->sin_port);
+	if (write(out, &port, sizeof(port)) != sizeof(port))
+		_exit(1);
+	close(out);
 	for (;;) {
 		int c = accept(lfd, NULL, NULL);
 		if (c >= 0)
@@ -189,27 +211,39 @@ batch(int to, int from, uint64_t n, double *cpu_rate)
 	return n / (dt / 1e9);
 }
 
-/* Total run time of the gate's programs so far (with -s), in ns. */
+static const char *const prog_names[] = {
+	"sock_create", "sockops", "connect4", "connect6", "sendmsg4", "sendmsg6",
+};
+#define NPROGS	(sizeof(prog_names) / sizeof(prog_names[0]))
+
+/* Per program, summed over the gated batches (with -s). */
+static uint64_t prog_ns[NPROGS], prog_runs[NPROGS];
+
+/*
+ * Total run time of the gate's programs so far (with -s), in ns; with acc,
+ * the counters are added to (acc > 0) or taken from (acc < 0) the
+ * per-program sums.
+ */
 static uint64_t
-bpf_runtime(void)
+bpf_runtime(int acc)
 {
-	static const char *const names[] = {
-		"sock_create", "sockops", "connect4", "connect6", "sendmsg4", "sendmsg6",
-	};
 	uint64_t sum = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < NPROGS; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		char path[512];
 		int fd;
 
-		snprintf(path, sizeof(path), "%s/prog_%s", gate_socket_pindir(gate), names[i]);
+		snprintf(path, sizeof(path), "%s/prog_%s", gate_socket_pindir(gate), prog_names[i]);
 		if ((fd = bpf_obj_get(path)) < 0)
 			continue;
-		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0)
+		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
 			sum += info.run_time_ns;
+			prog_ns[i] += acc * (int64_t)info.run_time_ns;
+			prog_runs[i] += acc * (int64_t)info.run_cnt;
+		}
 		close(fd);
 	}
 	return sum;
@@ -236,11 +270,9 @@ int
 main(int argc, char **argv)
 {
 	struct gate_socket_cfg cfg = { .flags = VSD_CFG_TOS | VSD_CFG_MARK, .tos = 0x28, .mark = 42 };
-	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, lfd, one = 1, port, i;
+	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, port, i;
 	int to_client[2], from_client[2];
 	const char *csv = NULL;
-	struct sockaddr_storage ss;
-	socklen_t len;
 	struct stat st;
 	double *un, *ga, *ratio, *uc, *gc, *cratio, *bpfns = NULL;
 	uint64_t t0;
@@ -275,25 +307,16 @@ main(int argc, char **argv)
 	if (gate_socket_open(root, &gate, NULL) < 0)
 		return 1;
 
-	len = addr_of(v6, 0, &ss);
-	if ((lfd = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
-	    setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(lfd, (struct sockaddr *)&ss, len) < 0 || listen(lfd, 4096) < 0 ||
-	    getsockname(lfd, (struct sockaddr *)&ss, &len) < 0) {
-		perror("connrate: listen");
-		return 1;
-	}
-	port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-			: ((struct sockaddr_in *)&ss)->sin_port);
-	if ((server_pid = fork()) == 0)
-		server(lfd);
 	if (pipe(to_client) < 0 || pipe(from_client) < 0)
 		return 1;
-	if ((client_pid = fork()) == 0) {
-		close(lfd);
-		client(v6, port, to_client[0], from_client[1]);
+	if ((server_pid = fork()) == 0)
+		server(v6, from_client[1]);
+	if (read(from_client[0], &port, sizeof(port)) != sizeof(port)) {
+		fprintf(stderr, "connrate: the server did not start\n");
+		return 1;
 	}
-	close(lfd);
+	if ((client_pid = fork()) == 0)
+		client(v6, port, to_client[0], from_client[1]);
 
 	un = calloc(reps, sizeof(double));
 	ga = calloc(reps, sizeof(double));
@@ -325,10 +348,10 @@ main(int argc, char **argv)
 			un[i] = batch(to_client[1], from_client[0], n, &uc[i]);
 		if (gate_socket_attach(gate, cgdir, st.st_ino, 1, &cfg) < 0)
 			return 1;
-		t0 = stats ? bpf_runtime() : 0;
+		t0 = stats ? bpf_runtime(-1) : 0;
 		ga[i] = batch(to_client[1], from_client[0], n, &gc[i]);
 		if (stats)
-			bpfns[i] = (double)(bpf_runtime() - t0) / n;
+			bpfns[i] = (double)(bpf_runtime(1) - t0) / n;
 		if (gate_socket_detach(gate, 1) < 0)
 			return 1;
 		if (gated_first)
@@ -370,6 +393,11 @@ main(int argc, char **argv)
 		       server_outside ? "client side" : "both ends",
 		       quantile(bpfns, reps, 0.5), bpfns[0], bpfns[reps - 1],
 		       100.0 * quantile(bpfns, reps, 0.5) / (1e9 / quantile(un, reps, 0.5)));
+		for (size_t j = 0; j < NPROGS; j++)
+			if (prog_runs[j])
+				printf("  %-12s %5.2f runs, %5.0f ns per connection\n", prog_names[j],
+				       (double)prog_runs[j] / ((double)n * reps),
+				       (double)prog_ns[j] / ((double)n * reps));
 	}
 	return 0;
 }

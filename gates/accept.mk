@@ -4,6 +4,7 @@
 bin_PROGRAMS += vsd/vsd-gate
 vsd_vsd_gate_SOURCES = \
 	vsd/gate-accept.h \
+	vsd/gate-accept-prof.h \
 	vsd/gate-accept.c \
 	vsd/gate-accept-bind.c \
 	vsd/gate-accept-conns.c \
@@ -45,3 +46,4 @@ benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c vsd/gate-accept-qu
 benchmarks_gate_decision_LDADD = vsd/libvsd.a -lm
 # the connection map's layout, read by the gate (owned by the socket gate)
 noinst_HEADERS += gates/socket.h
+include benchmarks/accept.mk

@@ -68,25 +68,30 @@ static __always_inline struct vsd_vscfg *vs_cfg(void)
 	return cfg->vs_id ? cfg : NULL;
 }
 
+/* What set_tos() sets: IP_TOS (IPv4 packets), IPV6_TCLASS (IPv6 ones). */
+#define TOS_V4	1
+#define TOS_V6	2
+
 /*
  * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
  * that has the helper.  With check, only when the value differs: setting
  * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
  * the next packet a route lookup; that matters on every sendmsg(), not in
- * connect(), which looks the route up anyway.  An IPv6 socket gets IP_TOS
- * too, for its IPv4-mapped traffic (the helper allows it there on 6.x; an
- * error is harmless).  IP_TOS also resets the priority from the TOS bits
- * (rt_tos2priority), so the VS's priority is set again after it.
+ * connect(), which looks the route up anyway.  An IPv6 socket's
+ * IPv4-mapped traffic leaves as IPv4 with IP_TOS (the helper allows it on
+ * an IPv6 socket on 6.x).  IP_TOS also resets the priority from the TOS
+ * bits (rt_tos2priority), so the VS's priority is set again after it.
  */
-static __always_inline void set_tos(void *ctx, int family, const struct vsd_vscfg *cfg,
+static __always_inline void set_tos(void *ctx, int which, const struct vsd_vscfg *cfg,
 				    int check)
 {
 	int v = 0, want = cfg->tos;
 
-	if (family == AF_INET6 && (!check ||
+	if ((which & TOS_V6) && (!check ||
 	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
 		bpf_setsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &want, sizeof(want));
-	if (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want)
+	if (!(which & TOS_V4) ||
+	    (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want))
 		return;
 	bpf_setsockopt(ctx, SOL_IP, IP_TOS, &want, sizeof(want));
 	if (cfg->flags & VSD_CFG_PRIO) {
@@ -160,6 +165,16 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
 	}
 }
 
+/*
+ * The accepting side's sockets carry BPF_SOCK_OPS_RTO_CB_FLAG as well, as a
+ * mark: the state callback then knows which key the socket recorded and
+ * when it may go, without trying both (a failed delete costs a cache miss
+ * on a cold bucket).  sockops offers no other per-socket bit short of
+ * socket storage, which costs an allocation per socket; the price of the
+ * mark is one early-returning sockops run per retransmission timeout.
+ */
+#define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
+
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				     const struct vsd_vscfg *cfg)
 {
@@ -178,26 +193,53 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 	stat_inc(VSD_STAT_CONNS_ADDED);
 	/* Ask for BPF_SOCK_OPS_STATE_CB so the entry goes when it closes. */
 	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
-				  BPF_SOCK_OPS_STATE_CB_FLAG);
+				  BPF_SOCK_OPS_STATE_CB_FLAG | (passive ? PASSIVE_MARK : 0));
 }
 
-static __always_inline void conn_del(struct bpf_sock_ops *skops)
+static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 {
 	struct vsd_conn_key k;
 
-	/*
-	 * The socket does not remember which side it was; try both keys.
-	 * They cannot collide with another live socket's entry: the 4-tuple
-	 * plus orientation is unique on the host.
-	 */
-	conn_key(skops, 0, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k) == 0) {
-		stat_inc(VSD_STAT_CONNS_REMOVED);
-		return;
+	conn_key(skops, passive, &k);
+	if (bpf_map_delete_elem(&vsd_conns, &k))
+		return 0;
+	stat_inc(VSD_STAT_CONNS_REMOVED);
+	return 1;
+}
+
+/*
+ * A recorded connection changed state; its entry goes when the connection
+ * closes, and then the state callback is switched off for the socket: it
+ * would run up to twice more for nothing, and every sockops run costs the
+ * connection (benchmarks/RESULTS.md, "Socket gate cost").
+ *
+ * - The accepting side (marked): as soon as either end closes; the accept
+ *   gate looks up the connecting side's entry, never this one.
+ * - The connecting side: at CLOSE_WAIT, when the acceptor has closed, so
+ *   it had accepted the connection (a listener that goes away without
+ *   accepting resets its children, it sends no FIN); if it closes first,
+ *   at TCP_CLOSE, as an acceptor that has not accepted yet still needs it.
+ *   An unmarked socket may also be an accepting side recorded by an older
+ *   vsd, whose entry is tried second.
+ */
+static __always_inline void conn_state(struct bpf_sock_ops *skops)
+{
+	__u32 state = skops->args[1], flags = skops->bpf_sock_ops_cb_flags;
+
+	if (flags & PASSIVE_MARK) {
+		if (state != BPF_TCP_FIN_WAIT1 && state != BPF_TCP_CLOSE_WAIT &&
+		    state != BPF_TCP_CLOSE)
+			return;
+		conn_del_key(skops, 1);
+	} else {
+		if (state != BPF_TCP_CLOSE_WAIT && state != BPF_TCP_CLOSE)
+			return;
+		if (!conn_del_key(skops, 0))
+			conn_del_key(skops, 1);
 	}
-	conn_key(skops, 1, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k) == 0)
-		stat_inc(VSD_STAT_CONNS_REMOVED);
+	if (state != BPF_TCP_CLOSE)
+		bpf_sock_ops_cb_flags_set(skops, flags &
+					  ~(BPF_SOCK_OPS_STATE_CB_FLAG | PASSIVE_MARK));
 }
 
 SEC("sockops")
@@ -208,8 +250,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 
 	/* The state callback must run even if the VS's settings are gone. */
 	if (op == BPF_SOCK_OPS_STATE_CB) {
-		if (skops->args[1] == BPF_TCP_CLOSE)
-			conn_del(skops);
+		conn_state(skops);
 		return 1;
 	}
 	/*
@@ -230,7 +271,8 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
 		if (cfg->flags & VSD_CFG_TOS)
-			set_tos(skops, skops->family, cfg, 1);
+			set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4,
+				cfg, 1);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		conn_add(skops, 0, cfg);
@@ -258,8 +300,19 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, i
 	if (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM)
 		return 1;
 	cfg = vs_cfg();
-	if (cfg && (cfg->flags & VSD_CFG_TOS))
-		set_tos(ctx, family, cfg, check);
+	if (!cfg || !(cfg->flags & VSD_CFG_TOS))
+		return 1;
+	/*
+	 * An IPv6 socket needs the one its destination's packets use: an
+	 * IPv4-mapped one's leave as IPv4.  One setsockopt per connect()
+	 * instead of two; a socket that later connects or sends elsewhere
+	 * gets the other one then, as the hook runs again.
+	 */
+	if (family == AF_INET6 && ctx->user_ip6[0] == 0 && ctx->user_ip6[1] == 0 &&
+	    ctx->user_ip6[2] == bpf_htonl(0x0000ffff))
+		set_tos(ctx, TOS_V4, cfg, check);
+	else
+		set_tos(ctx, family == AF_INET6 ? TOS_V6 : TOS_V4, cfg, check);
 	return 1;
 }
 

@@ -174,7 +174,8 @@ cleanup() {
 	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
 		rmdir "$_d" 2>/dev/null
 	done
-	rm -rf "/sys/fs/bpf/$T" "$W"
+	# the private vsd's pins (vsd keeps them across restarts on purpose)
+	rm -rf "/sys/fs/bpf/$T" "/sys/fs/bpf/vsd/$T" "$W"
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM

@@ -13,6 +13,9 @@
  *                                        FILE exists
  *   sg-helper many ADDR PORT N           N connect/close cycles (server
  *                                        closes first, so no TIME_WAIT here)
+ *   sg-helper peerclosed ADDR PORT FILE  connect, let the server close first,
+ *                                        keep the socket (CLOSE_WAIT) until
+ *                                        FILE exists
  *
  * Reports are "key=value" lines: local=, mark=, priority=, syn_tos=,
  * data_tos=, synack_tos=, reply_tos= (the server's), udp_tos=,
@@ -244,22 +247,33 @@ do_serve(const char *addr, unsigned port)
 	}
 }
 
+/* A TCP connection to ADDR PORT; prints its local address ("local="). */
 static int
-do_tcp(const char *addr, unsigned port, const char *hold)
+tcp_connect(const char *addr, unsigned port, struct tuple *t)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = mkaddr(addr, port, &ss);
-	int cap = capture_open(), s, syn, data, udp;
-	char buf[64], la[INET6_ADDRSTRLEN];
-	struct tuple t;
+	char la[INET6_ADDRSTRLEN];
+	int s;
 
 	if ((s = socket(ss.ss_family, SOCK_STREAM, 0)) < 0)
 		die("socket");
 	if (connect(s, (struct sockaddr *)&ss, len) < 0)
 		die("connect");
-	tuple_of(s, &t);
-	inet_ntop(t.family, t.src, la, sizeof(la));
-	printf(t.family == AF_INET6 ? "local=[%s]:%u\n" : "local=%s:%u\n", la, t.sport);
+	tuple_of(s, t);
+	inet_ntop(t->family, t->src, la, sizeof(la));
+	printf(t->family == AF_INET6 ? "local=[%s]:%u\n" : "local=%s:%u\n", la, t->sport);
+	return s;
+}
+
+static int
+do_tcp(const char *addr, unsigned port, const char *hold)
+{
+	int cap = capture_open(), s, syn, data, udp;
+	char buf[64];
+	struct tuple t;
+
+	s = tcp_connect(addr, port, &t);
 	report_sockopts(s);
 	fflush(stdout);
 	if (write(s, "hello", 5) != 5 || read(s, buf, sizeof(buf)) <= 0)
@@ -337,6 +351,26 @@ do_many(const char *addr, unsigned port, long n)
 }
 
 static int
+do_peerclosed(const char *addr, unsigned port, const char *hold)
+{
+	struct tuple t;
+	int s = tcp_connect(addr, port, &t);
+	char c;
+
+	if (write(s, "q", 1) != 1)
+		die("write");
+	while (read(s, &c, 1) > 0)
+		;
+	/* The server's FIN is in: this socket is in CLOSE_WAIT. */
+	printf("connected\n");
+	fflush(stdout);
+	while (access(hold, F_OK) < 0)
+		usleep(10000);
+	close(s);
+	return 0;
+}
+
+static int
 do_hold(const char *addr, unsigned port, long n, const char *file)
 {
 	struct sockaddr_storage ss;
@@ -371,8 +405,10 @@ main(int argc, char **argv)
 		return do_udp(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atoi(argv[3]), atol(argv[4]), argv[5]);
+	if (argc == 5 && !strcmp(argv[1], "peerclosed"))
+		return do_peerclosed(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], atoi(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: sg-helper serve|tcp|udp|hold|many ADDR PORT ...\n");
+	fprintf(stderr, "usage: sg-helper serve|tcp|udp|hold|many|peerclosed ADDR PORT ...\n");
 	return 2;
 }

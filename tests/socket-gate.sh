@@ -66,9 +66,10 @@ serve() {
 	port=$(sed -n 's/^ready //p' "$out")
 }
 val() { printf '%s\n' "$2" | sed -n "s/^$1=//p"; }
-# hold_conn NAME CGDIR ADDR PORT: open a connection and keep it open until release NAME.
+# hold_conn NAME CGDIR ADDR PORT [peerclosed]: open a connection and keep it
+# open until release NAME; with peerclosed, after the server closed its end.
 hold_conn() {
-	in_cg "$2" "$B/sg-helper" tcp "$3" "$4" "$TMP/release-$1" > "$TMP/hold-$1" &
+	in_cg "$2" "$B/sg-helper" "${5:-tcp}" "$3" "$4" "$TMP/release-$1" > "$TMP/hold-$1" &
 	PIDS="$PIDS $!"
 	eval "holdpid_$1=$!"
 	i=0
@@ -76,7 +77,7 @@ hold_conn() {
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
 
-plan 45
+plan 48
 
 out=$("$B/sg-loader" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
@@ -140,6 +141,13 @@ check "open connection recorded for VS 1 (active)" "^vs=1 .*dir=active local=$lo
 release a
 out=$("$B/sg-loader" "$ROOT" conns 2>&1)
 check_not "entry gone after close" "local=$local_a " "$out"
+# The server closed first: the entry goes at CLOSE_WAIT, while the client
+# still holds the socket (the acceptor had accepted; gates/socket.bpf.c).
+hold_conn pc "$CG1" 127.0.0.1 "$p4" peerclosed
+local_pc=$(val local "$(cat "$TMP/hold-pc")")
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "entry gone when the other end closed first (CLOSE_WAIT)" "local=$local_pc " "$out"
+release pc
 
 # Passive side: a server in VS 2, a client outside; the accept gate's
 # lookup (src = peer, dst = local, dir = active) is for the client's VS,
@@ -153,6 +161,12 @@ release b
 out=$(cat "$TMP/hold-b")
 check "a server in VS 2 answers with TOS 0xb8 on its SYN-ACK" '^synack_tos=184$' "$out"
 check "... and on its data" '^reply_tos=184$' "$out"
+# The accepting side's entry goes when either end closes first.
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "passive entry gone after the client closed first" "dir=passive local=127.0.0.1:$pb " "$out"
+"$B/sg-helper" many 127.0.0.1 "$pb" 100 >/dev/null 2>&1
+out=$("$B/sg-loader" "$ROOT" conns 2>&1)
+check_not "passive entries gone after the server closed first" "dir=passive local=127.0.0.1:$pb " "$out"
 
 # The accept gate's lookup, from another process, read-only: an accepted
 # socket's (getpeername, getsockname, ACTIVE) finds the connecting VS.

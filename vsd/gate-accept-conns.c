@@ -80,7 +80,8 @@ put_addr(const struct sockaddr_storage *ss, __u8 *family, __u32 addr[4], __u16 *
 }
 
 uint32_t
-conns_lookup(int fd, const struct sockaddr_storage *peer, socklen_t peerlen)
+conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
+    const struct sockaddr_storage *peer, socklen_t peerlen)
 {
 	struct sockaddr_storage local;
 	socklen_t ll = sizeof(local);
@@ -91,7 +92,9 @@ conns_lookup(int fd, const struct sockaddr_storage *peer, socklen_t peerlen)
 
 	if (mfd < 0 || peerlen == 0)
 		return 0;
-	if (getsockname(fd, (struct sockaddr *)&local, &ll) < 0)
+	if (local_fixed)
+		local = *local_fixed;
+	else if (getsockname(fd, (struct sockaddr *)&local, &ll) < 0)
 		return 0;
 	memset(&key, 0, sizeof(key));
 	key.dir = VSD_DIR_ACTIVE;

@@ -98,10 +98,12 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 		    v->id, (unsigned long long)v->served, q, v->remaining_bp);
 	}
 	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
-	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu",
+	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu, "
+	    "\"sync_wakeup\": %s",
 	    (unsigned long long)g->handed, (unsigned long long)g->requeued,
 	    (unsigned long long)g->dropped_dead, (unsigned long long)g->eagain,
-	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters);
+	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
+	    g->sync_wakeup ? "true" : "false");
 	bind_stats(&nb, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}}\n",
 	    (unsigned long long)nb, p50, p99, max);

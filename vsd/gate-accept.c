@@ -22,11 +22,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stddef.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/stat.h>
@@ -38,6 +39,7 @@
 #include <seccomp.h>
 
 #include "gate-accept.h"
+#include "gate-accept-prof.h"
 #include "log.h"
 
 #define GATE_REFRESH_MS		2000	/* VS table refresh while nothing asks */
@@ -45,25 +47,27 @@
 #define GATE_IDLE_HOME_MS	100	/* a thread waiting this long goes home */
 #define GATE_LISTEN_GC_MS	5000	/* drop our dup of an unused listener */
 #define GATE_ACTIVE_NS		10000000000ull	/* keep sampling a VS 10 s after its last connection */
+#define GATE_BUSY_NS		1000000000ull	/* tick every 10 ms for 1 s after a connection */
 
 static struct seccomp_notif *req;
 static struct seccomp_notif_resp *resp;
 static size_t req_size;
 static uint32_t native_arch;
+static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
 
 int
-gate_init(struct gate *g, int notify_fd, int epfd)
+gate_init(struct gate *g, int notify_fd)
 {
 	struct seccomp_notif_sizes sz;
 
 	g->notify_fd = notify_fd;
-	g->epfd = epfd;
 	if (seccomp_notify_alloc(&req, &resp) < 0)
 		return -ENOMEM;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
 		return -errno;
 	req_size = sz.seccomp_notif;
 	native_arch = seccomp_arch_native();
+	self_pid = getpid();
 	return 0;
 }
 
@@ -111,24 +115,32 @@ waiter_del(struct gate *g, struct gwaiter *w)
 	free(w);
 }
 
-static void
-listener_watch(struct gate *g, struct glisten *l)
+/*
+ * The listeners that have waiters, for the supervisor's poll() (listeners are
+ * polled only while a thread waits on them, and poll() needs no epoll_ctl
+ * per accept). Returns how many there are; fills out[] up to max.
+ */
+size_t
+gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max)
 {
-	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = l };
-	int want = l->wait_head != NULL;
+	struct glisten *l;
+	size_t n = 0;
 
-	if (want == l->polled)
-		return;
-	if (epoll_ctl(g->epfd, want ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, l->fd, &ev) < 0)
-		log_warn("%s: epoll_ctl", __func__);
-	else
-		l->polled = want;
+	for (l = g->listeners; l; l = l->next)
+		if (l->wait_head) {
+			if (n < max)
+				out[n] = l;
+			n++;
+		}
+	return n;
 }
 
 static uint32_t
-classify(struct gate *g, struct gconn *c)
+classify(struct gate *g, struct glisten *l, struct gconn *c)
 {
-	uint32_t id = conns_lookup(c->fd, &c->peer, c->peerlen);
+	/* a listener bound to one address: every connection's local end is
+	 * that address (no getsockname per connection) */
+	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
 
 	if (id == 0)
 		return g->home;
@@ -140,28 +152,62 @@ classify(struct gate *g, struct gconn *c)
 	return id;
 }
 
-/* Move everything the kernel has queued into our per-VS queues, never blocking. */
+/*
+ * How many connections wait in the kernel's accept queue: a listener's
+ * tcp_info reports it in tcpi_unacked (tcp_get_info(), Linux 2.6.x). One call
+ * per drain instead of a poll() before every accept4() and one after the
+ * last. -1 if that fails (then we poll).
+ */
+static int
+backlog(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(ti.tcpi_unacked) ||
+	    ti.tcpi_state != TCP_LISTEN)
+		return -1;
+	return (int)ti.tcpi_unacked;
+}
+
+static int
+readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/*
+ * Move everything the kernel has queued into our per-VS queues, never
+ * blocking. Our dup shares the service's open file description, so we must
+ * not set O_NONBLOCK on it: we accept only what the kernel says is queued.
+ * We are the only acceptor (every accept of the service comes to us), so a
+ * queued connection does not vanish before our accept4.
+ */
 static void
 drain(struct gate *g, struct glisten *l)
 {
 	uint64_t now = 0;
+	PROF_BEGIN();
+	int n = backlog(l->fd), polled = n < 0;
+	PROF_MARK(PROF_BACKLOG);
 
-	for (;;) {
-		struct pollfd p = { .fd = l->fd, .events = POLLIN };
+	if (polled)
+		n = readable(l->fd);
+	while (n > 0) {
 		struct gconn *c;
 		struct gvs *v;
 		int fd;
 
-		/* Our dup shares the service's open file description, so we must not
-		 * set O_NONBLOCK on it; poll first. We are the only acceptor (every
-		 * accept of the service comes to us), so a readable listener does
-		 * not block accept4. */
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN))
-			break;
 		if (!(c = calloc(1, sizeof(*c))))
 			break;
 		c->peerlen = sizeof(c->peer);
+		PROF_RESTART();
 		fd = accept4(l->fd, (struct sockaddr *)&c->peer, &c->peerlen, SOCK_CLOEXEC);
+		PROF_MARK(PROF_ACCEPT4);
+		n = polled ? readable(l->fd) : n - 1;
 		if (fd < 0) {
 			int e = errno;
 
@@ -181,9 +227,14 @@ drain(struct gate *g, struct glisten *l)
 		if (!now)
 			now = now_ns();
 		c->t_enq = now;
-		c->vs_id = classify(g, c);
+		PROF_RESTART();
+		c->vs_id = classify(g, l, c);
+		PROF_MARK(PROF_CLASSIFY);
 		if ((v = vstab_find(&g->tab, c->vs_id))) {
-			share_sample_lazy(v, now);
+			/* the window is kept current by gate_tick(), off this path;
+			 * only a VS seen for the first time needs its first sample */
+			if (!v->sample_t)
+				share_sample(v, now);
 			v->active_t = now;
 		}
 		queue_push_tail(l, c, &g->tab);
@@ -211,8 +262,11 @@ pick(struct gate *g, struct glisten *l)
 {
 	struct gconn *c;
 
+	PROF_BEGIN();
 	while ((c = queue_pop_best(l))) {
-		if (!conn_dead(c))
+		int d = conn_dead(c);
+		PROF_MARK(PROF_DEAD);
+		if (!d)
 			return c;
 		g->dropped_dead++;
 		close(c->fd);
@@ -293,15 +347,20 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 	 * caller's setting */
 	if (nb != c->nonblock && fcntl(c->fd, F_SETFL, nb ? O_NONBLOCK : 0) == 0)
 		c->nonblock = nb;
-	if ((r = copy_peer(w, c)) == 0 && !id_valid(g, w->id))
-		r = -ENOENT;	/* revalidate after writing into its memory */
+	/* revalidate after writing into its memory (the TID may have been
+	 * reused); with no address to write, ADDFD itself says ENOENT */
+	if ((r = copy_peer(w, c)) == 0 && w->addr && !id_valid(g, w->id))
+		r = -ENOENT;
+	PROF_BEGIN();
 	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
 		r = -errno;
+	PROF_MARK(PROF_ADDFD);
 	if (r == 0) {
 		if ((v = vstab_find(&g->tab, c->vs_id)))
 			v->served++;
 		g->handed++;
 		close(c->fd);
+		PROF_MARK(PROF_CLOSE);
 		free(c);
 		waiter_del(g, w);
 		return 0;
@@ -324,7 +383,6 @@ serve_waiters(struct gate *g, struct glisten *l)
 			break;
 		handover(g, l->wait_head, c);
 	}
-	listener_watch(g, l);
 }
 
 void
@@ -332,6 +390,23 @@ gate_listener_ready(struct gate *g, struct glisten *l)
 {
 	drain(g, l);
 	serve_waiters(g, l);
+}
+
+/* A listener bound to one address (not INADDR_ANY / in6addr_any): remember it. */
+static void
+listener_note_local(struct glisten *l)
+{
+	socklen_t sl = sizeof(l->local);
+
+	l->local_len = 0;
+	if (getsockname(l->fd, (struct sockaddr *)&l->local, &sl) < 0)
+		return;
+	if (l->local.ss_family == AF_INET &&
+	    ((struct sockaddr_in *)&l->local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		l->local_len = sl;
+	else if (l->local.ss_family == AF_INET6 &&
+	    !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&l->local)->sin6_addr))
+		l->local_len = sl;
 }
 
 static struct glisten *
@@ -346,7 +421,7 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 	/* fast path: the same fd as last time, still the same file (one kcmp
 	 * instead of pidfd_getfd + fstat + close) */
 	if (th->last_l && th->last_fd == fd &&
-	    syscall(SYS_kcmp, th->tid, getpid(), KCMP_FILE, fd, th->last_l->fd) == 0) {
+	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
 		*not_ours = 0;
 		return th->last_l;
 	}
@@ -374,6 +449,7 @@ listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
 		goto pass;
 	if (!(l = listen_new(sfd, st.st_dev, st.st_ino)))
 		goto pass;
+	listener_note_local(l);
 	l->next = g->listeners;
 	g->listeners = l;
 	*not_ours = 0;
@@ -394,7 +470,10 @@ handle_accept(struct gate *g, int is_accept4)
 	int is_new, not_ours, fl;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
-	if (!(th = thread_get((pid_t)req->pid, &is_new))) {
+	PROF_BEGIN();
+	th = thread_get((pid_t)req->pid, &is_new);
+	PROF_MARK(PROF_THREAD);
+	if (!th) {
 		let_through(g, req->id);	/* it is gone; SEND says ENOENT */
 		return;
 	}
@@ -407,7 +486,9 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
-	if (!(l = listener_get(g, th, (int)req->data.args[0], &not_ours)) || not_ours) {
+	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
+	PROF_MARK(PROF_LISTENER);
+	if (!l || not_ours) {
 		let_through(g, req->id);
 		return;
 	}
@@ -441,12 +522,13 @@ handle_accept(struct gate *g, int is_accept4)
 			kick_arm(l);
 		return;
 	}
+	PROF_RESTART();
 	fl = fcntl(l->fd, F_GETFL);
+	PROF_MARK(PROF_FCNTL);
 	if (fl >= 0 && (fl & O_NONBLOCK)) {
 		g->eagain++;
 		respond(g, w->id, -EAGAIN, 0);
 		waiter_del(g, w);
-		listener_watch(g, l);
 	}
 }
 
@@ -468,7 +550,10 @@ int
 gate_notify(struct gate *g)
 {
 	memset(req, 0, req_size);
-	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req) < 0) {
+	PROF_BEGIN();
+	int rr = ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req);
+	PROF_MARK(PROF_RECV);
+	if (rr < 0) {
 		if (errno == EINTR || errno == ENOENT)
 			return 0;	/* the caller went away before we read it */
 		return -errno;
@@ -569,16 +654,20 @@ gate_tick(struct gate *g)
 	uint64_t now = now_ns();
 	struct glisten *l, **pl;
 	size_t queued = 0, i;
+	int busy = 0;
 
 	/* Keep the window of recently active VSs current, so a VS's first
 	 * connection after a pause is ranked by its real use, not by "no
-	 * history". This walks the table once per tick (10-100 ms), never per
-	 * decision. */
+	 * history". This is the only place the usage counters are read (plus a
+	 * VS's very first sample): never on the accept path. It walks the table
+	 * once per tick (10 ms while connections come, else 100 ms). */
 	for (i = 0; i < g->tab.n; i++) {
 		struct gvs *v = &g->tab.v[i];
 
 		if (v->active_t && now - v->active_t < GATE_ACTIVE_NS)
 			share_sample_lazy(v, now);
+		if (v->active_t && now - v->active_t < GATE_BUSY_NS)
+			busy = 1;
 	}
 	for (l = g->listeners; l; l = l->next) {
 		if (l->queued) {
@@ -591,7 +680,6 @@ gate_tick(struct gate *g)
 		last_slow = now;
 		for (pl = &g->listeners; (l = *pl);) {
 			tick_waiters(g, l, now);
-			listener_watch(g, l);
 			if (!l->wait_head && !l->queued &&
 			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
 				*pl = l->next;	/* the service may have closed it */
@@ -607,20 +695,39 @@ gate_tick(struct gate *g)
 	}
 	if (g->refresh_asked || now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull)
 		gate_refresh(g, 1);
-	return queued ? 10 : 100;
+	return queued || busy ? 10 : 100;
 }
+
+#ifdef GATE_PROF
+uint64_t prof_ns[PROF_MAX], prof_n[PROF_MAX];
+
+void
+prof_dump(void)
+{
+	static const char *const name[PROF_MAX] = {
+		"RECV", "thread_get", "listener_get", "backlog", "accept4", "classify",
+		"conn_dead", "ADDFD", "close", "fcntl", "poll",
+	};
+	int i;
+
+	for (i = 0; i < PROF_MAX; i++)
+		if (prof_n[i])
+			fprintf(stderr, "prof %-12s n %8llu avg %8.0f ns\n", name[i],
+			    (unsigned long long)prof_n[i], (double)prof_ns[i] / (double)prof_n[i]);
+}
+#endif
 
 void
 gate_close_all(struct gate *g)
 {
 	struct glisten *l;
 
+	prof_dump();
+
 	while ((l = g->listeners)) {
 		while (l->wait_head)
 			waiter_del(g, l->wait_head);
 		g->listeners = l->next;
-		if (l->polled)
-			epoll_ctl(g->epfd, EPOLL_CTL_DEL, l->fd, NULL);
 		drop_listener(l);
 	}
 }

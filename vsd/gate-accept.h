@@ -111,7 +111,8 @@ struct glisten {
 	dev_t	 dev;
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
-	int	 polled;	/* registered in epoll (has waiters) */
+	socklen_t local_len;	/* 0: wildcard address, ask each connection */
+	struct sockaddr_storage local;	/* its address, if bound to one */
 	int	 kick_fd;	/* our outstanding loopback "kick" connection, or -1 */
 	socklen_t kick_len;
 	struct sockaddr_storage kick_local;
@@ -181,8 +182,10 @@ uint64_t bind_moves(void);
 
 /* --- gate-accept-conns.c --- */
 void conns_init(const char *map_path);
-/* The VS id recorded for the connection's initiator, 0 if unknown. */
-uint32_t conns_lookup(int fd, const struct sockaddr_storage *peer, socklen_t peerlen);
+/* The VS id recorded for the connection's initiator, 0 if unknown. The
+ * local address is local_fixed if not NULL, else read from fd. */
+uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
+    const struct sockaddr_storage *peer, socklen_t peerlen);
 
 /* --- gate-accept.c --- */
 struct gwaiter {
@@ -197,7 +200,6 @@ struct gwaiter {
 
 struct gate {
 	int	 notify_fd;
-	int	 epfd;
 	uint32_t home;
 	struct vstab tab;
 	const char *vsd_socket;		/* refresh from vsd, or */
@@ -208,9 +210,11 @@ struct gate {
 	uint64_t refresh_asked;		/* an unknown vs_id was seen */
 	int	 refresh_failed;		/* the last refresh could not reach vsd */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
+	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 };
 
-int gate_init(struct gate *g, int notify_fd, int epfd);
+int gate_init(struct gate *g, int notify_fd);
+size_t gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max);
 /* One notification is readable on notify_fd. */
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */

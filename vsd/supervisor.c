@@ -19,11 +19,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -37,6 +37,7 @@
 #include <seccomp.h>
 
 #include "gate-accept.h"
+#include "gate-accept-prof.h"
 #include "log.h"
 
 /* Linux 6.6; Debian 12's headers predate it */
@@ -47,7 +48,8 @@
 #define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
 #endif
 
-enum { EV_NOTIFY = 1, EV_SIGNAL, EV_TIMER, EV_STATUS, EV_MAX };
+/* the supervisor's poll set; the listeners with waiters follow */
+enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_FIRST };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
@@ -58,6 +60,7 @@ struct opts {
 	unsigned window_ms;
 	enum cg2_mode cg2;
 	int verbose;
+	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
 	char **argv;
 };
 
@@ -66,7 +69,8 @@ usage(void)
 {
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
-	    "                [--cgroup2 lazy|always|never] -- CMD [ARGS...]\n");
+	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
+	    "                -- CMD [ARGS...]\n");
 	exit(2);
 }
 
@@ -82,6 +86,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "status", required_argument, NULL, 'S' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "cgroup2", required_argument, NULL, 'c' },
+		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -107,6 +112,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 				o->cg2 = CG2_NEVER;
 			else
 				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
+			break;
+		case 'y':
+			if (strcmp(optarg, "on") == 0 || strcmp(optarg, "off") == 0)
+				o->sync = strcmp(optarg, "on") == 0;
+			else
+				fatalx("--sync-wakeup %s: expected on or off", optarg);
 			break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
@@ -236,14 +247,6 @@ child(struct opts *o, struct gvs *home, int sock, const sigset_t *oldmask, int w
 	_exit(errno == ENOENT ? 127 : 126);
 }
 
-static int
-add_ev(int epfd, int fd, uint64_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 static void
 arm_timer(int tfd, unsigned ms)
 {
@@ -273,8 +276,11 @@ main(int argc, char **argv)
 	struct gvs *home;
 	struct rlimit rl;
 	sigset_t mask, oldmask;
-	int sp[2], nfd, epfd, sfd, tfd, stfd = -1, pidfd, status = 0, r;
-	int child_done = 0, filter_gone = 0, want_socket;
+	int sp[2], nfd, sfd, tfd, stfd = -1, pidfd, status = 0, r;
+	int child_done = 0, filter_gone = 0, want_socket, sync_wakeup = 0;
+	struct glisten **ls = NULL;
+	struct pollfd *pfd = calloc(P_FIRST, sizeof(*pfd));
+	size_t nls = 0;
 	unsigned period = 100;
 	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
 	pid_t pid;
@@ -282,6 +288,8 @@ main(int argc, char **argv)
 
 	parse_opts(argc, argv, &o);
 	log_init(1, o.verbose, "vsd-gate");
+	if (!pfd)
+		fatalx("out of memory");
 	share_init(o.window_ms);
 	g.vsd_socket = o.vsd_socket;
 	g.table_file = o.table_file;
@@ -330,75 +338,103 @@ main(int argc, char **argv)
 		return exit_code(status);
 	}
 	/* the flags go by value, not by pointer */
-	if (ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) < 0)
-		log_debug("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+)");
+	if (o.sync && ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
+		sync_wakeup = 1;
+	else if (o.sync)
+		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
+		    strerror(errno));
 
-	if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	if ((sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
 	    (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
-		fatal("epoll/signalfd/timerfd");
-	if ((r = gate_init(&g, nfd, epfd)) < 0)
+		fatal("signalfd/timerfd");
+	if ((r = gate_init(&g, nfd)) < 0)
 		fatalx("gate: %s", strerror(-r));
-	if (o.status && (stfd = status_open(o.status)) >= 0)
-		add_ev(epfd, stfd, EV_STATUS);
-	add_ev(epfd, nfd, EV_NOTIFY);
-	add_ev(epfd, sfd, EV_SIGNAL);
-	add_ev(epfd, tfd, EV_TIMER);
+	g.sync_wakeup = sync_wakeup;
+	if (o.status)
+		stfd = status_open(o.status);
 	arm_timer(tfd, period);
 	log_debug("serving %s (pid %d) from VS %s", o.name, pid, o.home);
 
+	/*
+	 * poll(), not epoll: a task blocked in poll() on the notification fd is
+	 * woken with the waker's flags, so with --sync-wakeup on
+	 * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
+	 * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
+	 * Listeners are in the set only while a thread waits on them: no
+	 * epoll_ctl per accept either.
+	 */
 	while (!(child_done && filter_gone)) {
-		struct epoll_event ev[16];
-		int n = epoll_wait(epfd, ev, 16, -1), k;
+		size_t nl = gate_waiting_listeners(&g, ls, nls), k;
+		int n;
 
-		if (n < 0 && errno != EINTR)
-			fatal("epoll_wait");
-		for (k = 0; k < n; k++) {
-			uint64_t tag = ev[k].data.u64;
+		if (nl > nls) {
+			struct glisten **nls_p = realloc(ls, nl * 2 * sizeof(*ls));
+			struct pollfd *np = realloc(pfd, (P_FIRST + nl * 2) * sizeof(*pfd));
 
-			if (tag == EV_NOTIFY) {
-				if (ev[k].events & EPOLLIN)
-					gate_notify(&g);
-				else if (ev[k].events & EPOLLHUP) {
-					/* no task uses the filter any more */
-					filter_gone = 1;
-					epoll_ctl(epfd, EPOLL_CTL_DEL, nfd, NULL);
-				}
-			} else if (tag == EV_SIGNAL) {
-				struct signalfd_siginfo si;
+			if (nls_p)
+				ls = nls_p;
+			if (np)
+				pfd = np;
+			if (nls_p && np)
+				nls = nl * 2;
+			nl = gate_waiting_listeners(&g, ls, nls);
+			if (nl > nls)
+				nl = nls;
+		}
+		pfd[P_NOTIFY] = (struct pollfd){ .fd = filter_gone ? -1 : nfd, .events = POLLIN };
+		pfd[P_SIGNAL] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		pfd[P_TIMER] = (struct pollfd){ .fd = tfd, .events = POLLIN };
+		pfd[P_STATUS] = (struct pollfd){ .fd = stfd, .events = POLLIN };
+		for (k = 0; k < nl; k++)
+			pfd[P_FIRST + k] = (struct pollfd){ .fd = ls[k]->fd, .events = POLLIN };
+		PROF_BEGIN();
+		n = poll(pfd, P_FIRST + nl, -1);
+		PROF_MARK(PROF_POLL);
+		if (n < 0) {
+			if (errno != EINTR)
+				fatal("poll");
+			continue;
+		}
+		/* listeners first: nothing below frees one before the next poll */
+		for (k = 0; k < nl; k++)
+			if (pfd[P_FIRST + k].revents)
+				gate_listener_ready(&g, ls[k]);
+		if (pfd[P_NOTIFY].revents & POLLIN)
+			gate_notify(&g);
+		else if (pfd[P_NOTIFY].revents & (POLLHUP | POLLERR))
+			filter_gone = 1;	/* no task uses the filter any more */
+		if (pfd[P_SIGNAL].revents & POLLIN) {
+			struct signalfd_siginfo si;
 
-				while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-					int st;
-					pid_t w;
+			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				int st;
+				pid_t w;
 
-					if (si.ssi_signo != SIGCHLD) {
-						/* a terminal's ^C reaches the service's process
-						 * group by itself (SI_KERNEL): forward only sent ones */
-						if (!child_done && si.ssi_signo != SIGPIPE &&
-						    si.ssi_code != SI_KERNEL)
-							pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
-						continue;
-					}
-					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-						if (w == pid) {
-							status = st;
-							child_done = 1;
-						}
-				}
-			} else if (tag == EV_TIMER) {
-				uint64_t exp;
-				unsigned np;
-
-				if (read(tfd, &exp, sizeof(exp)) < 0)
+				if (si.ssi_signo != SIGCHLD) {
+					/* a terminal's ^C reaches the service's process
+					 * group by itself (SI_KERNEL): forward only sent ones */
+					if (!child_done && si.ssi_signo != SIGPIPE &&
+					    si.ssi_code != SI_KERNEL)
+						pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
 					continue;
-				if ((np = gate_tick(&g)) != period)
-					arm_timer(tfd, period = np);
-			} else if (tag == EV_STATUS) {
-				status_serve(&g, stfd, o.name, pid);
-			} else {
-				gate_listener_ready(&g, ev[k].data.ptr);
+				}
+				while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+					if (w == pid) {
+						status = st;
+						child_done = 1;
+					}
 			}
 		}
+		if (pfd[P_TIMER].revents & POLLIN) {
+			uint64_t exp;
+			unsigned np;
+
+			if (read(tfd, &exp, sizeof(exp)) == sizeof(exp) &&
+			    (np = gate_tick(&g)) != period)
+				arm_timer(tfd, period = np);
+		}
+		if (pfd[P_STATUS].revents & POLLIN)
+			status_serve(&g, stfd, o.name, pid);
 	}
 	gate_close_all(&g);
 	if (o.status)

@@ -276,7 +276,12 @@ gate_socket_purge(struct gate_socket *g)
 		ret = -errno;
 		log_warn("socket gate: rmdir %s", g->pindir);
 	}
-	/* The parent /sys/fs/bpf/vsd is shared by instances; leave it. */
+	/*
+	 * The parent /sys/fs/bpf/vsd is shared by instances: remove it only if
+	 * we were the last (rmdir fails while another instance's directory is
+	 * in it); an instance starting at this moment retries its mkdir.
+	 */
+	rmdir(VSD_BPFFS);
 	gate_socket_close(g);
 	return ret;
 }

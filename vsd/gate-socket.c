@@ -72,8 +72,22 @@ gs_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+static int gs_mkdirs_once(const char *path);
+
+/* Another instance that stops may remove the shared parent under us: retry. */
 static int
 gs_mkdirs(const char *path)
+{
+	int r, tries;
+
+	for (tries = 0; tries < 3; tries++)
+		if ((r = gs_mkdirs_once(path)) != -ENOENT)
+			break;
+	return r;
+}
+
+static int
+gs_mkdirs_once(const char *path)
 {
 	char tmp[PATH_MAX], *p;
 
@@ -87,7 +101,9 @@ gs_mkdirs(const char *path)
 		*p = '\0';
 		if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
 			int r = -errno;
-			log_warn("%s: mkdir %s", __func__, tmp);
+
+			if (r != -ENOENT)
+				log_warn("%s: mkdir %s", __func__, tmp);
 			return r;
 		}
 		*p = c;

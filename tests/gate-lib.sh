@@ -176,6 +176,7 @@ cleanup() {
 	done
 	# the private vsd's pins (vsd keeps them across restarts on purpose)
 	rm -rf "/sys/fs/bpf/$T" "/sys/fs/bpf/vsd/$T" "$W"
+	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM

@@ -124,6 +124,7 @@ _cleanup() {
 	for d in $(cg_root_dirs "$VSD_ROOT"); do cg_remove_tree "$d"; done
 	# The socket gate's pins (links, programs, maps) of this instance.
 	[ -n "$VSD_ROOT" ] && rm -rf "/sys/fs/bpf/vsd/$VSD_ROOT"
+	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
 	[ -n "$VSD_TMP" ] && rm -rf "$VSD_TMP"
 }
 trap _cleanup EXIT

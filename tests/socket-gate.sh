@@ -41,6 +41,7 @@ cleanup() {
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	[ -d "/sys/fs/bpf/vsd/$ROOT" ] && "$B/sg-loader" "$ROOT" purge >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/vsd/$ROOT-small"
+	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
 	rmdir "$CG1" "$CG2" "$CGBASE/vsd-test-$$-c" 2>/dev/null
 	rm -rf "$TMP"
 }

@@ -48,23 +48,13 @@ v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 static int
 v1_set_mem(const char *dir, uint64_t bytes)
 {
-	char val[32];
-
-	if (bytes == 0)
-		return cg_write(dir, "memory.limit_in_bytes", "-1");
-	snprintf(val, sizeof(val), "%" PRIu64, bytes);
-	return cg_write(dir, "memory.limit_in_bytes", val);
+	return cg_write_limit(dir, "memory.limit_in_bytes", bytes, "-1");
 }
 
 static int
 v1_set_pids(const char *dir, uint64_t n)
 {
-	char val[32];
-
-	if (n == 0)
-		return cg_write(dir, "pids.max", "max");
-	snprintf(val, sizeof(val), "%" PRIu64, n);
-	return cg_write(dir, "pids.max", val);
+	return cg_write_limit(dir, "pids.max", n, "max");
 }
 
 static int

@@ -114,26 +114,15 @@ v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 }
 
 static int
-v2_set_u64_or_max(const char *dir, const char *file, uint64_t v)
-{
-	char val[32];
-
-	if (v == 0)
-		return cg_write(dir, file, "max");
-	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return cg_write(dir, file, val);
-}
-
-static int
 v2_set_mem(const char *dir, uint64_t bytes)
 {
-	return v2_set_u64_or_max(dir, "memory.max", bytes);
+	return cg_write_limit(dir, "memory.max", bytes, "max");
 }
 
 static int
 v2_set_pids(const char *dir, uint64_t n)
 {
-	return v2_set_u64_or_max(dir, "pids.max", n);
+	return cg_write_limit(dir, "pids.max", n, "max");
 }
 
 static int

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Layout detection and the per-VS operations common to every layout. */
 #include <errno.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -220,6 +221,17 @@ cg_read_u64(const char *dir, const char *file, uint64_t *v)
 		return r;
 	*v = strtoull(buf, &end, 10);
 	return end == buf ? -EINVAL : 0;
+}
+
+int
+cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset)
+{
+	char val[32];
+
+	if (v == 0)
+		return cg_write(dir, file, unset);
+	snprintf(val, sizeof(val), "%" PRIu64, v);
+	return cg_write(dir, file, val);
 }
 
 int

@@ -81,6 +81,8 @@ int cg_prepare(struct cg_ctx *cg);
 int cg_write(const char *dir, const char *file, const char *val);
 int cg_read(const char *dir, const char *file, char *buf, size_t len);
 int cg_read_u64(const char *dir, const char *file, uint64_t *v);
+/* A limit: v in decimal, or the file's no-limit word when v is 0 (unset). */
+int cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset);
 /* pids.current: the same file on v1 and v2. */
 int cg_pids_current(const char *dir, uint64_t *n);
 

@@ -152,6 +152,17 @@ vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 	free(pids);
 }
 
+/* create, set and show answer with the VS itself under --json. */
+static int
+reply_vs(struct vsd *d, const struct vs *vs, struct reply *rep)
+{
+	if (rep->json) {
+		vs_json(d, vs, &rep->out);
+		buf_printf(&rep->out, "\n");
+	}
+	return 0;
+}
+
 static const char *
 fmt_size(uint64_t v, char *buf, size_t len)
 {
@@ -223,11 +234,8 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
-	if (rep->json) {
-		vs_json(d, vs, &rep->out);
-		buf_printf(&rep->out, "\n");
-		return 0;
-	}
+	if (rep->json)
+		return reply_vs(d, vs, rep);
 	buf_printf(&rep->out, "%-31s %7s %7s %7s %8s %5s %10s %s\n", "NAME", "CPU", "CPU-MAX",
 		   "MEM-MAX", "PIDS-MAX", "PROCS", "CPU-TIME/s", "STATUS");
 	vs_row(d, vs, &rep->out);
@@ -291,11 +299,7 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "create: %s: cannot save state: %s", name, strerror(-r));
 	}
 	log_info("created VS %s (id %" PRIu32 ")", vs->name, vs->id);
-	if (rep->json) {
-		vs_json(d, vs, &rep->out);
-		buf_printf(&rep->out, "\n");
-	}
-	return 0;
+	return reply_vs(d, vs, rep);
 }
 
 int
@@ -339,11 +343,7 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "set: %s: %s; nothing changed", vs->name, strerror(-r));
 	}
 	log_info("changed limits of VS %s", vs->name);
-	if (rep->json) {
-		vs_json(d, vs, &rep->out);
-		buf_printf(&rep->out, "\n");
-	}
-	return 0;
+	return reply_vs(d, vs, rep);
 }
 
 int

@@ -26,7 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "gate-accept.h"
+#include "util.h"
 
 static const unsigned taus[] = { 25, 50, 100, 200, 400, 800 };
 #define NT	(sizeof(taus) / sizeof(taus[0]))
@@ -39,14 +41,9 @@ static uint64_t
 read_usage(void)
 {
 	char buf[512], *p;
-	FILE *f = fopen(usagef, "re");
-	size_t n;
 
-	if (!f)
+	if (read_file(usagef, buf, sizeof(buf)) < 0)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
 	if (!v2)
 		return strtoull(buf, NULL, 10);
 	p = strstr(buf, "usage_usec ");
@@ -67,12 +64,10 @@ burn_ms(double ms)
 static void __attribute__((noreturn))
 load(void)
 {
-	char path[400], pid[16];
-	FILE *f;
+	char pid[16];
 
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (!(f = fopen(path, "we")) || fputs(pid, f) < 0 || fclose(f) != 0)
+	if (cg_write(cgdir, "cgroup.procs", pid) < 0)
 		_exit(1);
 	usleep(1000000);	/* idle first: the step response */
 	srandom((unsigned)getpid());

@@ -147,6 +147,12 @@ bench_vs_teardown() {
 	for d in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
 		[ -d "$d" ] && bench_log "warning: $d is left behind"
 	done
+	# With no VS left, vsd unpins its socket gate when it stops.
+	if [ -d "/sys/fs/bpf/vsd/$BENCH_CG" ]; then
+		bench_log "warning: /sys/fs/bpf/vsd/$BENCH_CG was left behind; removing it"
+		rm -rf "/sys/fs/bpf/vsd/$BENCH_CG"
+		rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+	fi
 	BENCH_CG= BENCH_HIERS=
 }
 

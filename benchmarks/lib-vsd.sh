@@ -3,7 +3,8 @@
 #
 # The caller sets BENCH (a short name) and may set top_builddir; then calls
 # bench_start_vsd. An EXIT trap destroys every VS of the instance (--force),
-# stops vsd with SIGTERM, and checks that no cgroup of the instance is left.
+# stops vsd with SIGTERM, and checks that no cgroup or socket-gate pin of the
+# instance is left.
 
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 VSD_BIN=${VSD_BIN:-$top_builddir/vsd/vsd}
@@ -75,6 +76,14 @@ bench_stop_vsd() {
 		fi
 	done
 	BENCH_BASES=
+	# With no VS left, vsd unpins its socket gate on SIGTERM.
+	if [ -n "${BENCH_ROOT:-}" ] && [ -d "/sys/fs/bpf/vsd/$BENCH_ROOT" ]; then
+		echo "$BENCH: cleanup: /sys/fs/bpf/vsd/$BENCH_ROOT was left behind; removing it" >&2
+		rm -rf "/sys/fs/bpf/vsd/$BENCH_ROOT"
+		rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+		left=1
+	fi
+	BENCH_ROOT=
 	[ -n "${BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
 	BENCH_DIR=
 	return $left

@@ -248,6 +248,10 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	struct vsd_vscfg *cfg;
 	__u32 op = skops->op;
 
+#ifdef VSD_VERIFIER_FAULT
+	/* tests/sg-broken.bpf.o only: a scalar used as a pointer, refused. */
+	return *(int *)(unsigned long)skops->args[0];
+#endif
 	/* The state callback must run even if the VS's settings are gone. */
 	if (op == BPF_SOCK_OPS_STATE_CB) {
 		conn_state(skops);

@@ -98,7 +98,7 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c \
 	$(srcdir)/vsd/util.c $(srcdir)/vsd/buf.c $(srcdir)/vsd/log.c
-EXTRA_DIST += rules/fuzz-rules.c rules/README.md
+EXTRA_DIST += rules/fuzz-rules.c rules/README.md tests/rules-lib.sh
 if HAVE_FUZZER
 rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)
 	$(AM_V_CCLD)$(CLANG) -g -O1 -fsanitize=fuzzer,address $(DEFS) $(DEFAULT_INCLUDES) \

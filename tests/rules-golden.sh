@@ -3,16 +3,7 @@
 # Golden tests for the rule-file checker: tests/rules/X.rules -> X.out, the
 # messages (or the --dump of a good file) and the exit status, compared with
 # diff -u. An X.out without X.rules checks a file that does not exist.
-set -u
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-builddir=${top_builddir:-.}
-vsctl=${VSCTL:-$builddir/vsd/vsctl}
-case $vsctl in /*) ;; *) vsctl=$(pwd)/$vsctl ;; esac
-# offline: no daemon, no root
-rules_check() { "$vsctl" check "$@"; }
-
-tmp=$(mktemp -d /tmp/vsd-rules-golden.XXXXXX) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/rules-lib.sh"
 # A private copy: the permission tests chmod files, and whatever umask made
 # the checkout, the other files must be writable by their owner only.
 cp "$srcdir"/tests/rules/* "$tmp"/ || exit 99

@@ -4,16 +4,7 @@
 # golden file is truncated at many points, has each line deleted in turn, and
 # has bytes overwritten with the language's punctuation; each variant must
 # give exit 0 (accepted) or 1 (refused), never a signal or another status.
-set -u
-srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-builddir=${top_builddir:-.}
-vsctl=${VSCTL:-$builddir/vsd/vsctl}
-case $vsctl in /*) ;; *) vsctl=$(pwd)/$vsctl ;; esac
-# offline: no daemon, no root
-rules_check() { "$vsctl" check "$@"; }
-
-tmp=$(mktemp -d /tmp/vsd-rules-robust.XXXXXX) || exit 99
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/rules-lib.sh"
 seeds="$srcdir/rules/examples/*.rules $srcdir/tests/rules/*.rules"
 n=0
 for s in $seeds; do n=$((n + 1)); done

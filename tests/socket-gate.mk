@@ -9,12 +9,12 @@ tests_sg_loader_LDADD = $(GATESOCKET_LIBS)
 TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 
-# An object the verifier refuses, for the "verifier error" test.
-EXTRA_DIST += tests/sg-broken.bpf.c
+# The real gate with a fault the verifier refuses, for the "verifier error" test.
 check_DATA = tests/sg-broken.bpf.o
-tests/sg-broken.bpf.o: $(srcdir)/tests/sg-broken.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
-	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -I$(builddir)/gates -I$(srcdir)/gates \
-		$(LIBBPF_CFLAGS) -c $(srcdir)/tests/sg-broken.bpf.c -o $@
+tests/sg-broken.bpf.o: $(srcdir)/gates/socket.bpf.c $(srcdir)/gates/socket.h gates/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_VERIFIER_FAULT \
+		-I$(builddir)/gates -I$(srcdir)/gates $(LIBBPF_CFLAGS) \
+		-c $(srcdir)/gates/socket.bpf.c -o $@
 CLEANFILES += tests/sg-broken.bpf.o
 
 # The real gate with an 8-entry connection map, for the "map full" test.

@@ -138,8 +138,13 @@ key_side(const struct sockaddr_storage *ss, uint8_t *family, uint32_t addr[4], u
 	return 0;
 }
 
-int
-gate_socket_accepted_key(int sock_fd, struct vsd_conn_key *k)
+/*
+ * The key under which the socket gate recorded the connecting side of an
+ * accepted TCP socket: src = getpeername(), dst = getsockname(),
+ * dir = VSD_DIR_ACTIVE, IPv4-mapped addresses folded to AF_INET.
+ */
+static int
+accepted_key(int sock_fd, struct vsd_conn_key *k)
 {
 	struct sockaddr_storage peer, self;
 	socklen_t plen = sizeof(peer), slen = sizeof(self);
@@ -166,7 +171,7 @@ gate_socket_lookup_accepted(int conns_fd, int sock_fd, struct vsd_conn_val *v)
 	struct vsd_conn_key k;
 	int r;
 
-	if ((r = gate_socket_accepted_key(sock_fd, &k)) < 0)
+	if ((r = accepted_key(sock_fd, &k)) < 0)
 		return r;
 	return bpf_map_lookup_elem(conns_fd, &k, v) < 0 ? -errno : 0;
 }

@@ -364,9 +364,3 @@ gate_socket_pindir(const struct gate_socket *g)
 {
 	return g->pindir;
 }
-
-int
-gate_socket_conns_fd(const struct gate_socket *g)
-{
-	return g->map_fd[GS_MAP_CONNS];
-}

@@ -71,8 +71,6 @@ int gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX]);
 
 /* The pin directory, /sys/fs/bpf/vsd/<cgroup-root>. */
 const char *gate_socket_pindir(const struct gate_socket *g);
-/* The connection map's fd, for readers such as the accept gate. */
-int gate_socket_conns_fd(const struct gate_socket *g);
 
 /*
  * For readers in other processes (the accept gate): the connection map of
@@ -80,12 +78,6 @@ int gate_socket_conns_fd(const struct gate_socket *g);
  * Returns the fd or -errno.
  */
 int gate_socket_conns_open(const char *cgroup_root);
-/*
- * The key under which the socket gate recorded the connecting side of an
- * accepted TCP socket: src = getpeername(), dst = getsockname(),
- * dir = VSD_DIR_ACTIVE, IPv4-mapped addresses folded to AF_INET.
- */
-int gate_socket_accepted_key(int sock_fd, struct vsd_conn_key *k);
 /*
  * The VS that made the connection sock_fd accepted: 0 and *v filled, or
  * -ENOENT when the connecting side is in no VS (or not on this host).

@@ -72,8 +72,6 @@ gs_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
-static int gs_mkdirs_once(const char *path);
-
 /* Another instance that stops may remove the shared parent under us: retry. */
 static int
 gs_mkdirs(const char *path)
@@ -81,35 +79,11 @@ gs_mkdirs(const char *path)
 	int r, tries;
 
 	for (tries = 0; tries < 3; tries++)
-		if ((r = gs_mkdirs_once(path)) != -ENOENT)
+		if ((r = mkdir_p(path, 0700)) != -ENOENT)
 			break;
+	if (r < 0)
+		log_warnx("socket gate: mkdir %s: %s", path, strerror(-r));
 	return r;
-}
-
-static int
-gs_mkdirs_once(const char *path)
-{
-	char tmp[PATH_MAX], *p;
-
-	if (strlen(path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	strcpy(tmp, path);
-	for (p = tmp + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		char c = *p;
-		*p = '\0';
-		if (mkdir(tmp, 0700) < 0 && errno != EEXIST) {
-			int r = -errno;
-
-			if (r != -ENOENT)
-				log_warn("%s: mkdir %s", __func__, tmp);
-			return r;
-		}
-		*p = c;
-		if (c == '\0')
-			return 0;
-	}
 }
 
 /* bpffs is not mounted on every system (here it is not by default). */

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -344,6 +345,28 @@ fail:
 		close(fd);
 	unlink(tmp);
 	return r;
+}
+
+int
+mkdir_p(const char *path, unsigned mode)
+{
+	char tmp[4096], *p;
+	int r;
+
+	if ((r = path_fmt(tmp, sizeof(tmp), "%s", path)) < 0)
+		return r;
+	for (p = tmp + 1;; p++) {
+		char c = *p;
+
+		if (c != '/' && c != '\0')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, (mode_t)mode) < 0 && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (c == '\0')
+			return 0;
+	}
 }
 
 int

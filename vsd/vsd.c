@@ -32,6 +32,7 @@ usage(FILE *f)
 		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n");
 }
 
+/* The directory the control socket goes in (/run/vsd), made if missing. */
 static int
 mkdir_parent(const char *path, mode_t mode)
 {
@@ -42,9 +43,7 @@ mkdir_parent(const char *path, mode_t mode)
 	if (!(slash = strrchr(dir, '/')) || slash == dir)
 		return 0;
 	*slash = '\0';
-	if (mkdir(dir, mode) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
+	return mkdir_p(dir, mode);
 }
 
 /* Only one vsd per state directory: the lock lives as long as the process. */

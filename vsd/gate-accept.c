@@ -135,21 +135,25 @@ gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max)
 	return n;
 }
 
-static uint32_t
+/* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
+static struct gvs *
 classify(struct gate *g, struct glisten *l, struct gconn *c)
 {
 	/* a listener bound to one address: every connection's local end is
 	 * that address (no getsockname per connection) */
 	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
+	struct gvs *v = NULL;
 
-	if (id == 0)
-		return g->home;
-	if (!vstab_find(&g->tab, id)) {
+	if (id != 0 && !(v = vstab_find(&g->tab, id))) {
 		gate_refresh(g, 0);	/* a VS created since the last refresh? */
-		if (!vstab_find(&g->tab, id))
-			return g->home;
+		v = vstab_find(&g->tab, id);
 	}
-	return id;
+	if (!v) {
+		id = g->home;
+		v = vstab_find(&g->tab, id);
+	}
+	c->vs_id = id;
+	return v;
 }
 
 /*
@@ -228,9 +232,9 @@ drain(struct gate *g, struct glisten *l)
 			now = now_ns();
 		c->t_enq = now;
 		PROF_RESTART();
-		c->vs_id = classify(g, l, c);
+		v = classify(g, l, c);
 		PROF_MARK(PROF_CLASSIFY);
-		if ((v = vstab_find(&g->tab, c->vs_id))) {
+		if (v) {
 			/* the window is kept current by gate_tick(), off this path;
 			 * only a VS seen for the first time needs its first sample */
 			if (!v->sample_t)

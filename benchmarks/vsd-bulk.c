@@ -10,14 +10,10 @@
  * Prints "OP N TOTAL_MS MEDIAN_US P90_US MAX_US"; exit 1 if a request failed
  * (other than the expected 'no VS' of miss).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "proto.h"
 #include "util.h"
@@ -39,31 +35,6 @@ cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* One request on its own connection, as vsctl does it; returns the reply status or -errno. */
-static int
-one(const char *path, const struct buf *req, struct buf *reply)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	unsigned status;
-	int fd, r;
-
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		r = -errno;
-		close(fd);
-		return r;
-	}
-	buf_reset(reply);
-	if ((r = proto_send_request(fd, req, -1)) == 0 && (r = proto_recv_reply(fd, &status, reply)) == 0)
-		r = (int)status;
-	close(fd);
-	return r;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -71,6 +42,7 @@ main(int argc, char **argv)
 	const char *sock, *op, *pfx, *cpu = NULL, *why;
 	double *lat, t0, total;
 	uint64_t n, i;
+	unsigned status;
 	int r, bad = 0;
 
 	if (argc < 5 || (strcmp(argv[2], "create") == 0 && argc != 6)) {
@@ -103,7 +75,8 @@ main(int argc, char **argv)
 				proto_addf(&req, "cpu=%s", cpu);
 		}
 		t0 = now_us();
-		r = one(sock, &req, &reply);
+		if ((r = proto_call(sock, &req, -1, &status, &reply, 0)) == 0)
+			r = (int)status;
 		lat[i] = now_us() - t0;
 		if (r < 0 || (r > 0 && strcmp(op, "miss") != 0)) {
 			if (bad++ < 3)

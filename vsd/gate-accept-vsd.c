@@ -8,10 +8,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-#include <unistd.h>
 
 #include "gate-accept.h"
 #include "log.h"
@@ -26,26 +22,14 @@ static int down;	/* log a lost vsd once, and its return once */
 int
 vstab_load_vsd(struct vstab *t, const char *sockpath)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	struct timeval tv = { 0, GATE_VSD_TIMEOUT_MS * 1000 };
 	struct buf req = { 0 }, body = { 0 };
-	unsigned status = 0;
-	int fd, r;
+	unsigned status;
+	int r;
 
-	if (strlen(sockpath) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, sockpath);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	proto_add(&req, "gatetable");
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0)
-		r = -errno;
-	else if ((r = proto_send_request(fd, &req, -1)) == 0 &&
-		 (r = proto_recv_reply(fd, &status, &body)) == 0 && status != 0)
+	if ((r = proto_call(sockpath, &req, -1, &status, &body, GATE_VSD_TIMEOUT_MS)) == 0 &&
+	    status != 0)
 		r = -EPROTO;
-	close(fd);
 	buf_free(&req);
 	if (r == 0)
 		r = vstab_parse(t, body.p);

@@ -135,21 +135,25 @@ gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max)
 	return n;
 }
 
-static uint32_t
+/* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
+static struct gvs *
 classify(struct gate *g, struct glisten *l, struct gconn *c)
 {
 	/* a listener bound to one address: every connection's local end is
 	 * that address (no getsockname per connection) */
 	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
+	struct gvs *v = NULL;
 
-	if (id == 0)
-		return g->home;
-	if (!vstab_find(&g->tab, id)) {
+	if (id != 0 && !(v = vstab_find(&g->tab, id))) {
 		gate_refresh(g, 0);	/* a VS created since the last refresh? */
-		if (!vstab_find(&g->tab, id))
-			return g->home;
+		v = vstab_find(&g->tab, id);
 	}
-	return id;
+	if (!v) {
+		id = g->home;
+		v = vstab_find(&g->tab, id);
+	}
+	c->vs_id = id;
+	return v;
 }
 
 /*
@@ -228,9 +232,9 @@ drain(struct gate *g, struct glisten *l)
 			now = now_ns();
 		c->t_enq = now;
 		PROF_RESTART();
-		c->vs_id = classify(g, l, c);
+		v = classify(g, l, c);
 		PROF_MARK(PROF_CLASSIFY);
-		if ((v = vstab_find(&g->tab, c->vs_id))) {
+		if (v) {
 			/* the window is kept current by gate_tick(), off this path;
 			 * only a VS seen for the first time needs its first sample */
 			if (!v->sample_t)
@@ -302,25 +306,28 @@ copy_peer(struct gwaiter *w, struct gconn *c)
 	return 0;
 }
 
-static void
+/* Bind th to c's VS (or home if that is gone); returns the VS c is now counted in. */
+static struct gvs *
 rebind(struct gate *g, struct gthread *th, struct gconn *c)
 {
-	struct gvs *v = vstab_find(&g->tab, c->vs_id);
+	struct gvs *v = vstab_find(&g->tab, c->vs_id), *home;
 	int r;
 
 	if (!v && (v = vstab_find(&g->tab, g->home)))
 		c->vs_id = g->home;
 	if (!v)
-		return;
+		return NULL;
 	r = bind_thread(th, v);
 	if (r == -ENOENT || r == -ENODEV) {
 		/* the VS was destroyed under us: serve the request from home */
 		g->refresh_asked = 1;
-		if (c->vs_id != g->home && (v = vstab_find(&g->tab, g->home))) {
+		if (c->vs_id != g->home && (home = vstab_find(&g->tab, g->home))) {
 			c->vs_id = g->home;
+			v = home;
 			bind_thread(th, v);
 		}
 	}
+	return v;
 }
 
 /*
@@ -341,7 +348,7 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 	struct gvs *v;
 	int nb = !!(w->flags & SOCK_NONBLOCK), r;
 
-	rebind(g, w->th, c);
+	v = rebind(g, w->th, c);
 	/* O_NONBLOCK lives in the open file description the service gets; a
 	 * connection re-queued after a failed hand-over may carry the last
 	 * caller's setting */
@@ -356,7 +363,7 @@ handover(struct gate *g, struct gwaiter *w, struct gconn *c)
 		r = -errno;
 	PROF_MARK(PROF_ADDFD);
 	if (r == 0) {
-		if ((v = vstab_find(&g->tab, c->vs_id)))
+		if (v)
 			v->served++;
 		g->handed++;
 		close(c->fd);
@@ -513,8 +520,7 @@ handle_accept(struct gate *g, int is_accept4)
 	g->nwaiters++;
 	l->last_use = w->t;
 
-	drain(g, l);
-	serve_waiters(g, l);
+	gate_listener_ready(g, l);
 	if (th->waiter != w) {
 		/* answered; an event loop may wait for readiness before the next
 		 * accept: keep the listener readable while we hold connections */

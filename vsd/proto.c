@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -252,4 +254,37 @@ proto_recv_reply(int sock, unsigned *status, struct buf *body)
 	if (!body->p)
 		buf_add(body, "", 0);
 	return body->oom ? -ENOMEM : 0;
+}
+
+int
+proto_call(const char *path, const struct buf *req, int fd, unsigned *status,
+	   struct buf *reply, int timeout_ms)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { timeout_ms / 1000, (timeout_ms % 1000) * 1000 };
+	int sock, r;
+
+	*status = PROTO_STATUS_UNSENT;
+	buf_reset(reply);
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	if ((sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	if (timeout_ms > 0) {
+		setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	if (connect(sock, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		r = -errno;
+		close(sock);
+		return r;
+	}
+	*status = 0;
+	/* vsd may refuse and close before reading (SO_PEERCRED); its reply still waits. */
+	r = proto_send_request(sock, req, fd);
+	if (r == 0 || r == -EPIPE || r == -ECONNRESET)
+		r = proto_recv_reply(sock, status, reply);
+	close(sock);
+	return r;
 }

@@ -45,4 +45,15 @@ void proto_request_free(struct request *req);
 int proto_send_reply(int sock, unsigned status, const char *body, size_t len);
 int proto_recv_reply(int sock, unsigned *status, struct buf *body);
 
+/* *status while no request has gone out: proto_call could not connect. */
+#define PROTO_STATUS_UNSENT	(~0u)
+/*
+ * One request on its own connection to the control socket at path, passing fd
+ * if >= 0; the reply body replaces *reply. timeout_ms > 0 bounds each send,
+ * receive and the connect. Returns 0 with *status set, or -errno; a failure to
+ * connect leaves *status at PROTO_STATUS_UNSENT.
+ */
+int proto_call(const char *path, const struct buf *req, int fd, unsigned *status,
+	       struct buf *reply, int timeout_ms);
+
 #endif

@@ -5,9 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "proto.h"
@@ -58,52 +56,23 @@ fail(const char *fmt, ...)
 	return 1;
 }
 
-static int
-connect_vsd(void)
-{
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(socket_path) >= sizeof(sun.sun_path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	strcpy(sun.sun_path, socket_path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		int e = errno;
-
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return fd;
-}
-
 /* Send a request, print the reply; returns the exit status. */
 static int
 call(struct buf *req, int pass_fd, int quiet_ok)
 {
 	struct buf body = { 0 };
 	unsigned status;
-	int fd, r;
+	int r;
 
 	if (json)
 		proto_add(req, "json=1");
-	if ((fd = connect_vsd()) < 0)
-		return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
-			    strerror(errno));
-	/* vsd may refuse and close before reading (SO_PEERCRED); its reply still waits. */
-	r = proto_send_request(fd, req, pass_fd);
-	if (r == 0 || r == -EPIPE || r == -ECONNRESET)
-		r = proto_recv_reply(fd, &status, &body);
-	if (r < 0) {
-		close(fd);
+	if ((r = proto_call(socket_path, req, pass_fd, &status, &body, 0)) < 0) {
 		buf_free(&body);
+		if (status == PROTO_STATUS_UNSENT)
+			return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
+				    strerror(-r));
 		return fail("talking to vsd at %s: %s", socket_path, strerror(-r));
 	}
-	close(fd);
 	if (status != 0) {
 		if (json) {
 			fputs(body.p, stdout);	/* {"error": ...}, for scripts */

@@ -455,16 +455,15 @@ cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *
 int
 pidfd_pid(int pidfd, pid_t *pid)
 {
-	char path[64], buf[4096], *p;
+	char path[64];
+	long v;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if ((r = read_file(path, buf, sizeof(buf))) < 0)
-		return r;
-	if (!(p = strstr(buf, "\nPid:")))
-		return -EBADF;	/* not a pidfd */
-	*pid = (pid_t)strtol(p + 5, NULL, 10);
-	return *pid > 0 ? 0 : -ESRCH;
+	if ((r = read_field_long(path, "Pid", &v)) < 0)
+		return r == -ENODATA ? -EBADF : r;	/* no Pid: not a pidfd */
+	*pid = (pid_t)v;
+	return v > 0 ? 0 : -ESRCH;	/* -1 once the process has exited */
 }
 
 static int

@@ -107,15 +107,14 @@ bind_moves(void)
 static pid_t
 read_tgid(pid_t tid)
 {
-	char path[64], buf[1024], *p;
+	char path[64];
+	long tgid;
 	int r;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	if ((r = read_file(path, buf, sizeof(buf))) < 0)
-		return r;
-	if (!(p = strstr(buf, "\nTgid:")))
-		return -EINVAL;
-	return (pid_t)strtol(p + 6, NULL, 10);
+	if ((r = read_field_long(path, "Tgid", &tgid)) < 0)
+		return r == -ENODATA ? -EINVAL : r;
+	return (pid_t)tgid;
 }
 
 static int

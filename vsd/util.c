@@ -348,6 +348,25 @@ fail:
 }
 
 int
+read_field_long(const char *path, const char *key, long *v)
+{
+	char buf[4096], want[64], *p;
+	int r;
+
+	if ((r = read_file(path, buf, sizeof(buf))) < 0 ||
+	    (r = path_fmt(want, sizeof(want), "\n%s:", key)) < 0)
+		return r;
+	if (strncmp(buf, want + 1, strlen(want + 1)) == 0)
+		p = buf;
+	else if ((p = strstr(buf, want)))
+		p++;
+	else
+		return -ENODATA;
+	*v = strtol(p + strlen(key) + 1, NULL, 10);
+	return 0;
+}
+
+int
 mkdir_p(const char *path, unsigned mode)
 {
 	char tmp[4096], *p;

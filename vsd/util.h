@@ -45,6 +45,8 @@ int parse_mark(const char *s, uint32_t *mark, const char **why);
 int read_file(const char *path, char *buf, size_t len);	/* NUL-terminates, strips trailing \n */
 int write_file(const char *path, const char *s);
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
+/* The number after "KEY:" at the start of a line of a /proc-style file; -ENODATA if absent. */
+int read_field_long(const char *path, const char *key, long *v);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
 

@@ -2,6 +2,8 @@
 /* Name validation and option parsing: what vsctl and the rules accept. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "util.h"
@@ -87,6 +89,27 @@ numbers(void)
 	ok(parse_u64("18446744073709551616", 0, UINT64_MAX, &v, &why) == -ERANGE, "u64 overflow");
 }
 
+static void
+fields(void)
+{
+	char path[] = "/tmp/vsd-test-field-XXXXXX";
+	long v = 0;
+	int fd = mkstemp(path);
+
+	if (fd < 0 || write(fd, "Name:\tx\nPid:\t42\nPPid:\t7\nTgid:\t-1\n", 34) != 34) {
+		ok(0, "write a status file");
+		return;
+	}
+	close(fd);
+	ok(read_field_long(path, "Name", &v) == 0, "first line is found");
+	ok(read_field_long(path, "Pid", &v) == 0 && v == 42, "Pid: 42 (not PPid)");
+	ok(read_field_long(path, "PPid", &v) == 0 && v == 7, "PPid: 7");
+	ok(read_field_long(path, "Tgid", &v) == 0 && v == -1, "negative value");
+	ok(read_field_long(path, "id", &v) == -ENODATA, "a key that is only a suffix is absent");
+	ok(read_field_long("/nonexistent/x", "Pid", &v) == -ENOENT, "missing file");
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -94,5 +117,6 @@ main(void)
 	percents();
 	sizes();
 	numbers();
+	fields();
 	return tap_done();
 }

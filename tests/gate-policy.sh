@@ -8,7 +8,7 @@
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 command -v bpftool > /dev/null || skip_all "bpftool is missing"
-plan 14
+plan 18
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 && mk_vs tiny 4 100 ||
 	{ nok "create VS cgroups"; exit 1; }
@@ -34,7 +34,19 @@ check "re-binding: unknown clients served in the home VS" only_in "$W/rb0" home
 check "hybrid: cgroup2 untouched by accept alone" sh -c "! grep -v 'cg2=/$T/home ' '$W/rb1.1' | grep -q '^[0-9]'"
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 25)) -r sock -v > "$W/rbs"
 check "hybrid: a socket created while serving www2 moves cgroup2 to www2" grep -q "cg2=/$T/www2 " "$W/rbs"
+# The helper that keeps moves off RCU grace periods (gate-accept-warm.c):
+# active after moves, in the home VS, asleep a second after the last move,
+# gone with the supervisor.
+warm() { status | grep -o "\"warm\": {\"pid\": [0-9]*, \"writes\": [0-9]*" | grep -o "$1\": [0-9]*" | grep -o '[0-9]*$'; }
+WP=$(warm pid)
+if pure_v2; then WH=0::; else WH=":cpu[,:]"; fi
+check "warm: the helper runs in the home VS" sh -c "[ '${WP:-0}' -gt 0 ] && grep -q '$WH.*/$T/home\$' /proc/$WP/cgroup"
+check "warm: it made no-op moves while the gate moved threads" [ "$(warm writes)" -gt 0 ]
+sleep 2
+W1=$(warm writes); sleep 0.5; W2=$(warm writes)
+check "warm: asleep a second after the last move ($W1 -> $W2 writes)" [ "$W1" = "$W2" ]
 gate_stop
+check "warm: the helper is gone with the supervisor" wait_for sh -c "! kill -0 $WP 2>/dev/null"
 
 # --- prefork: each worker is re-bound on its own
 gate_start pf $GOPT -- "$SERVER" -n 3

@@ -251,6 +251,7 @@ cgroup_move(struct gvs *v, enum gcg h, pid_t pid)
 		return r;
 	}
 	nmoves++;
+	warm_kick();
 	return 0;
 }
 

@@ -69,7 +69,8 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 {
 	struct thr_ctx x = { g, b, 0 };
 	unsigned p50, p99, max;
-	uint64_t nb;
+	uint64_t nb, wn;
+	pid_t wpid;
 	struct glisten *l;
 	size_t i;
 	int n = 0;
@@ -105,8 +106,11 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
 	    g->sync_wakeup ? "true" : "false");
 	bind_stats(&nb, &p50, &p99, &max);
-	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}}\n",
+	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, p50, p99, max);
+	wpid = warm_stats(&wn);
+	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
+	    (unsigned long long)wn);
 }
 
 void

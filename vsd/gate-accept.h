@@ -180,6 +180,14 @@ void thread_foreach(void (*fn)(struct gthread *, void *), void *arg);
 int cgroup_move(struct gvs *v, enum gcg h, pid_t pid);
 uint64_t bind_moves(void);
 
+/* --- gate-accept-warm.c --- */
+/* A helper that keeps cgroup moves off RCU grace periods while we move. */
+int warm_start(const struct gvs *home, int pure_v2);
+/* A move was made: keep the helper active for another second. */
+void warm_kick(void);
+/* The helper's pid (0: none) and its no-op moves so far. */
+pid_t warm_stats(uint64_t *writes);
+
 /* --- gate-accept-conns.c --- */
 void conns_init(const char *map_path);
 /* The VS id recorded for the connection's initiator, 0 if unknown. The

@@ -61,6 +61,7 @@ struct opts {
 	enum cg2_mode cg2;
 	int verbose;
 	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
+	int nowarm;	/* --warm off (on by default: see gate-accept-warm.c) */
 	char **argv;
 };
 
@@ -70,8 +71,17 @@ usage(void)
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
+	    "                [--warm on|off]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
+}
+
+static int
+on_off(const char *opt, const char *arg)
+{
+	if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
+		fatalx("%s %s: expected on or off", opt, arg);
+	return strcmp(arg, "on") == 0;
 }
 
 static void
@@ -87,6 +97,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "window", required_argument, NULL, 'w' },
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
+		{ "warm", required_argument, NULL, 'W' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -113,12 +124,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 			else
 				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
 			break;
-		case 'y':
-			if (strcmp(optarg, "on") == 0 || strcmp(optarg, "off") == 0)
-				o->sync = strcmp(optarg, "on") == 0;
-			else
-				fatalx("--sync-wakeup %s: expected on or off", optarg);
-			break;
+		case 'y': o->sync = on_off("--sync-wakeup", optarg); break;
+		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
 				fatalx("--window %s %s (10..60000 ms)", optarg, why);
@@ -350,6 +357,9 @@ main(int argc, char **argv)
 	if ((r = gate_init(&g, nfd)) < 0)
 		fatalx("gate: %s", strerror(-r));
 	g.sync_wakeup = sync_wakeup;
+	/* after the service's fork: it must not inherit the helper's mapping */
+	if (!o.nowarm && (r = warm_start(home, g.tab.pure_v2)) < 0)
+		log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
 	if (o.status)
 		stfd = status_open(o.status);
 	arm_timer(tfd, period);

@@ -15,6 +15,7 @@ vsd_vsd_gate_SOURCES = \
 	vsd/gate-accept-vsd.c \
 	vsd/gate-accept-vstab.c \
 	vsd/gate-accept-warm.c \
+	vsd/seccomp-compat.h \
 	vsd/supervisor.c
 vsd_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 vsd_vsd_gate_LDADD = vsd/libvsd.a $(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lm

@@ -39,14 +39,8 @@
 #include "gate-accept.h"
 #include "gate-accept-prof.h"
 #include "log.h"
+#include "seccomp-compat.h"
 
-/* Linux 6.6; Debian 12's headers predate it */
-#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
-#define SECCOMP_IOCTL_NOTIF_SET_FLAGS	SECCOMP_IOW(4, __u64)
-#endif
-#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
-#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP	(1UL << 0)
-#endif
 
 /* the supervisor's poll set; the listeners with waiters follow */
 enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_FIRST };

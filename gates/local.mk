@@ -7,7 +7,8 @@ noinst_HEADERS += gates/socket.h
 EXTRA_DIST += gates/socket.bpf.c
 
 # CO-RE: vmlinux.h comes from the running kernel's BTF at build time.
-BPF_CFLAGS = -g -O2 -target bpf -Wall -Wno-unused-function
+# -mcpu=v3: the atomic compare-and-swap of the connection table (Linux 5.12+).
+BPF_CFLAGS = -g -O2 -target bpf -mcpu=v3 -Wall -Wno-unused-function
 
 gates/vmlinux.h:
 	$(AM_V_GEN)$(MKDIR_P) gates && \

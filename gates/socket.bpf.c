@@ -38,11 +38,13 @@ struct {
 	__type(value, struct vsd_vscfg);
 } vsd_vscfg SEC(".maps");
 
+/* The open-addressed connection table: the protocol is in gates/socket.h. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VSD_CONNS_MAX);
-	__type(key, struct vsd_conn_key);
-	__type(value, struct vsd_conn_val);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vsd_conn_slot);
 } vsd_conns SEC(".maps");
 
 struct {
@@ -175,6 +177,46 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
  */
 #define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
 
+static __always_inline struct vsd_conn_slot *slot_at(__u32 h, __u32 i)
+{
+	__u32 idx = (h + i) & (VSD_CONNS_MAX - 1);
+
+	return bpf_map_lookup_elem(&vsd_conns, &idx);
+}
+
+/*
+ * Claims the first free slot of the key's window (gates/socket.h).  Two
+ * inserts racing for a slot (softirqs on two CPUs) both read it free, but
+ * only one compare-and-swap succeeds; the other goes on probing.  No two
+ * inserts of one key race: a connection is established once, and its
+ * entry is deleted before the 4-tuple can be used again.
+ */
+static __always_inline int conn_insert(const struct vsd_conn_key *k,
+				       const struct vsd_conn_val *v)
+{
+	struct vsd_conn_slot *s;
+	__u32 h = vsd_conn_hash(k), i, seq;
+
+	/* Not unrolled: the first slot is nearly always the one. */
+#pragma nounroll
+	for (i = 0; i < VSD_CONN_PROBE; i++) {
+		if (!(s = slot_at(h, i)))
+			return -1;
+		seq = *(volatile __u32 *)&s->seq;
+		if (VSD_SLOT_STATE(seq) != VSD_SLOT_EMPTY && VSD_SLOT_STATE(seq) != VSD_SLOT_DEAD)
+			continue;
+		if (__sync_val_compare_and_swap(&s->seq, seq, VSD_SLOT_CLAIM(seq)) != seq)
+			continue;
+		s->key = *k;
+		s->val = *v;
+		/* BUSY -> LIVE; a full barrier: the data is visible first. */
+		seq = VSD_SLOT_CLAIM(seq);
+		__sync_val_compare_and_swap(&s->seq, seq, seq + 1);
+		return 0;
+	}
+	return -1;
+}
+
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				     const struct vsd_vscfg *cfg)
 {
@@ -185,8 +227,8 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 	};
 
 	conn_key(skops, passive, &k);
-	if (bpf_map_update_elem(&vsd_conns, &k, &v, BPF_ANY)) {
-		/* -E2BIG: full.  Counted, shown by vsctl show. */
+	if (conn_insert(&k, &v)) {
+		/* No free slot in the key's window.  Counted, shown by vsctl show. */
 		stat_inc(VSD_STAT_CONNS_FULL);
 		return;
 	}
@@ -196,15 +238,37 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				  BPF_SOCK_OPS_STATE_CB_FLAG | (passive ? PASSIVE_MARK : 0));
 }
 
+/*
+ * LIVE -> DEAD on the slot that holds the key.  The probe stops at an
+ * EMPTY slot (the key cannot lie behind one).  A failed compare-and-swap
+ * means the slot changed under us: vsd dropped the entry (its VS was
+ * detached), or we compared a slot being reused for another key; either
+ * way the probe goes on, and finds nothing more in the first case.
+ */
 static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 {
 	struct vsd_conn_key k;
+	struct vsd_conn_slot *s;
+	__u32 h, i, seq;
 
 	conn_key(skops, passive, &k);
-	if (bpf_map_delete_elem(&vsd_conns, &k))
-		return 0;
-	stat_inc(VSD_STAT_CONNS_REMOVED);
-	return 1;
+	h = vsd_conn_hash(&k);
+	/* Not unrolled: the first slot is nearly always the one. */
+#pragma nounroll
+	for (i = 0; i < VSD_CONN_PROBE; i++) {
+		if (!(s = slot_at(h, i)))
+			return 0;
+		seq = *(volatile __u32 *)&s->seq;
+		if (VSD_SLOT_STATE(seq) == VSD_SLOT_EMPTY)
+			return 0;
+		if (VSD_SLOT_STATE(seq) != VSD_SLOT_LIVE || !vsd_conn_key_eq(&s->key, &k))
+			continue;
+		if (__sync_val_compare_and_swap(&s->seq, seq, seq + 1) == seq) {
+			stat_inc(VSD_STAT_CONNS_REMOVED);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 /*

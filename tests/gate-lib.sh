@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Helpers for the accept-gate tests: TAP output, private VS cgroups
-# (vsd-test-$$, removed on exit), a private connection map, and starting the
-# test server under vsd-gate. Sourced by tests/gate-*.sh.
+# (vsd-test-$$, removed on exit), a private connection table, and starting
+# the test server under vsd-gate. Sourced by tests/gate-*.sh.
 : "${top_builddir:=.}"
 GATE=$top_builddir/vsd/vsd-gate
 SERVER=$top_builddir/tests/gate-server
@@ -57,32 +57,18 @@ rm_vs() {
 	grep -v " $1 " "$TAB" > "$TAB.new"; mv "$TAB.new" "$TAB"
 }
 
+# A table of the socket gate's layout (gates/socket.h), filled by tests/sg-table.
+SGTABLE=$top_builddir/tests/sg-table
 mk_map() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || return 1
 	mkdir -p "/sys/fs/bpf/$T"
-	bpftool map create "$MAP" type hash key 40 value 16 entries 4096 name vsd_conns
+	"$SGTABLE" create "$MAP" 4096
 }
 
 # map_put SPORT DPORT VS_ID: what the socket gate records for a 127.0.0.1 connection
-# (struct vsd_conn_key/val in gates/socket.h; ports in host byte order)
-le16() { printf '%02x %02x' $(($1 & 255)) $(($1 >> 8)); }
-le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+map_put() { "$SGTABLE" put "$MAP" "$1" "$2" "$3"; }
 # map_range BASE N VS: source ports BASE..BASE+N-1 -> VS, for server port $PORT
-map_range() {
-	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
-	_i=0
-	while [ $_i -lt "$2" ]; do
-		echo "map update pinned $MAP key hex 02 00 00 00 $(le16 $(($1 + _i))) $(le16 "$PORT") $_lo $_lo value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00"
-		_i=$((_i + 1))
-	done > "$W/batch"
-	bpftool batch file "$W/batch" > /dev/null
-}
-map_put() {
-	_lo="7f 00 00 01 00 00 00 00 00 00 00 00 00 00 00 00"
-	# shellcheck disable=SC2046
-	bpftool map update pinned "$MAP" key hex 02 00 00 00 $(le16 "$1") $(le16 "$2") $_lo $_lo \
-		value hex 00 00 00 00 00 00 00 00 $(le32 "$3") 00 00 00 00
-}
+map_range() { "$SGTABLE" put "$MAP" "$1" "$PORT" "$3" "$2"; }
 
 # started: the service just put in the background prints its port and answers status
 started() {

@@ -1,13 +1,13 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The accept gate's policy on real cgroups: classification through the
-# connection map, re-binding per request (also per prefork worker), charging,
+# connection table, re-binding per request (also per prefork worker), charging,
 # reordering by remaining share, clients that hang up while queued, and a VS
-# destroyed while it has queued connections. The map is a real BPF hash map
-# with the socket gate's layout, filled here the way the socket gate would.
+# destroyed while it has queued connections. The table is a real BPF array
+# with the socket gate's layout, filled here the way the socket gate would
+# (tests/sg-table).
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-command -v bpftool > /dev/null || skip_all "bpftool is missing"
 plan 18
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 && mk_vs tiny 4 100 ||
@@ -17,8 +17,6 @@ GOPT="--conns-map $MAP"
 # fixed client ports, below the ephemeral range, apart for parallel runs
 PB=$((20000 + ($$ % 40) * 250))
 
-# map_range BASE N VS: source ports BASE..BASE+N-1 -> VS (server port $PORT)
-map_range() { _i=0; while [ $_i -lt "$2" ]; do map_put $(($1 + _i)) "$PORT" "$3" || return 1; _i=$((_i + 1)); done; }
 
 # --- re-binding per request, single-threaded server
 gate_start rb $GOPT -- "$SERVER"

@@ -11,6 +11,10 @@
  *   sg-helper udp ADDR PORT connect|sendto
  *   sg-helper hold ADDR PORT N FILE      N connections open at once until
  *                                        FILE exists
+ *   sg-helper ports ADDR PORT FILE SPORT...
+ *                                        one connection from each source
+ *                                        port SPORT; the i-th (from 1)
+ *                                        closes when FILE.i exists
  *   sg-helper many ADDR PORT N           N connect/close cycles (server
  *                                        closes first, so no TIME_WAIT here)
  *   sg-helper peerclosed ADDR PORT FILE  connect, let the server close first,
@@ -393,6 +397,40 @@ do_hold(const char *addr, unsigned port, long n, const char *file)
 	return 0;
 }
 
+static int
+do_ports(const char *addr, unsigned port, const char *file, int n, char **sports)
+{
+	struct sockaddr_storage ss, from;
+	socklen_t len = mkaddr(addr, port, &ss);
+	int *s = calloc(n, sizeof(int)), i, left = n, one = 1;
+	char path[4096];
+
+	if (!s)
+		die("calloc");
+	for (i = 0; i < n; i++) {
+		mkaddr(addr, atoi(sports[i]), &from);
+		if ((s[i] = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
+		    setsockopt(s[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+		    bind(s[i], (struct sockaddr *)&from, len) < 0 ||
+		    connect(s[i], (struct sockaddr *)&ss, len) < 0)
+			die("connect from a given port");
+	}
+	printf("connected\n");
+	while (left > 0) {
+		for (i = 0; i < n; i++) {
+			snprintf(path, sizeof(path), "%s.%d", file, i + 1);
+			if (s[i] >= 0 && access(path, F_OK) == 0) {
+				close(s[i]);
+				s[i] = -1;
+				left--;
+			}
+		}
+		usleep(10000);
+	}
+	free(s);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -405,10 +443,12 @@ main(int argc, char **argv)
 		return do_udp(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atoi(argv[3]), atol(argv[4]), argv[5]);
+	if (argc >= 6 && !strcmp(argv[1], "ports"))
+		return do_ports(argv[2], atoi(argv[3]), argv[4], argc - 5, argv + 5);
 	if (argc == 5 && !strcmp(argv[1], "peerclosed"))
 		return do_peerclosed(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], atoi(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: sg-helper serve|tcp|udp|hold|many|peerclosed ADDR PORT ...\n");
+	fprintf(stderr, "usage: sg-helper serve|tcp|udp|hold|ports|many|peerclosed ADDR PORT ...\n");
 	return 2;
 }

@@ -138,12 +138,13 @@ accept_lookup(const char *root, const char *addr)
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);
 	struct vsd_conn_val v;
-	int l, c, r, fd, one = 1, v6 = strchr(addr, ':') != NULL;
+	struct conntab t;
+	int l, c, r, one = 1, v6 = strchr(addr, ':') != NULL;
 	char buf[256];
 	ssize_t n;
 
-	if ((fd = gate_socket_conns_open(root)) < 0)
-		return fd;
+	if ((r = gate_socket_conns_open(root, &t)) < 0)
+		return r;
 	if ((v6 && inet_pton(AF_INET6, addr, &a6.sin6_addr) != 1) ||
 	    (!v6 && inet_pton(AF_INET, addr, &a4.sin_addr) != 1))
 		return -EINVAL;
@@ -159,7 +160,7 @@ accept_lookup(const char *root, const char *addr)
 	fflush(stdout);
 	if ((c = accept(l, NULL, NULL)) < 0)
 		return -errno;
-	r = gate_socket_lookup_accepted(fd, c, &v);
+	r = gate_socket_lookup_accepted(&t, c, &v);
 	if (r == 0)
 		printf("vs=%u\n", v.vs_id);
 	else if (r == -ENOENT)
@@ -171,7 +172,7 @@ accept_lookup(const char *root, const char *addr)
 			break;
 	close(c);
 	close(l);
-	close(fd);
+	conntab_unmap(&t);
 	return r == -ENOENT ? 0 : r;
 }
 

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Classification: which VS opened this connection? The socket gate's sockops
- * program records every connection's 4-tuple when it starts (active side, at
- * BPF_SOCK_OPS_TCP_CONNECT_CB, before the SYN leaves), so the entry exists
- * before the connection can reach an accept queue. Layout: gates/socket.h.
+ * program records every connection's 4-tuple when the connecting side is
+ * established (BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB, when the SYN-ACK
+ * arrives, before the final ACK that puts the connection into the accept
+ * queue). Layout: gates/socket.h.
  *
- * The map is pinned by vsd and outlives vsd restarts; we hold our own fd to
- * it. If it is not there (socket gate not loaded), every connection is
+ * The table is pinned by vsd and outlives vsd restarts; we map it
+ * read-only and look keys up in our own memory, without a bpf() call per
+ * accept. If it is not there (socket gate not loaded), every connection is
  * "unknown" and goes to the home VS; we retry opening it now and then.
  */
 #include "config.h"
@@ -16,15 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <bpf/bpf.h>
-
+#include "conntab.h"
 #include "gate-accept.h"
 #include "gates/socket.h"
 #include "log.h"
 
 static char *map_path;
-static int map_fd = -1;
+static struct conntab tab;
 static uint64_t next_try;
+static int warned;
 
 void
 conns_init(const char *path)
@@ -34,21 +36,26 @@ conns_init(const char *path)
 	next_try = 0;
 }
 
-static int
-conns_fd(void)
+static const struct conntab *
+conns_tab(void)
 {
 	uint64_t now;
+	int r;
 
-	if (map_fd >= 0 || !map_path)
-		return map_fd;
+	if (tab.slot || !map_path)
+		return tab.slot ? &tab : NULL;
 	now = now_ns();
 	if (now < next_try)
-		return -1;
+		return NULL;
 	next_try = now + 1000000000ull;	/* once a second while it is missing */
-	map_fd = bpf_obj_get(map_path);
-	if (map_fd >= 0)
-		log_debug("connection map %s opened", map_path);
-	return map_fd;
+	if ((r = conntab_open(&tab, map_path)) == 0) {
+		log_debug("connection table %s mapped", map_path);
+		return &tab;
+	}
+	if (r != -ENOENT && !warned++)
+		log_warnx("connection table %s: %s", map_path,
+			  r == -EINVAL ? "not a table of this vsd's layout" : strerror(-r));
+	return NULL;
 }
 
 /* Fill one side of the key; IPv4-mapped IPv6 folds to AF_INET (socket.h). */
@@ -88,9 +95,9 @@ conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
 	struct vsd_conn_key key;
 	struct vsd_conn_val val;
 	__u8 fam2;
-	int mfd = conns_fd();
+	const struct conntab *t = conns_tab();
 
-	if (mfd < 0 || peerlen == 0)
+	if (!t || peerlen == 0)
 		return 0;
 	if (local_fixed)
 		local = *local_fixed;
@@ -101,7 +108,7 @@ conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
 	if (put_addr(peer, &key.family, key.saddr, &key.sport) < 0 ||
 	    put_addr(&local, &fam2, key.daddr, &key.dport) < 0)
 		return 0;
-	if (bpf_map_lookup_elem(mfd, &key, &val) < 0)
+	if (conntab_lookup(t, &key, &val) < 0)
 		return 0;
 	return val.vs_id;
 }

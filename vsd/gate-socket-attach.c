@@ -160,35 +160,18 @@ gate_socket_update(struct gate_socket *g, uint64_t cgid, uint32_t vs_id,
 	return gs_write_cfg(g, cgid, vs_id, cfg);
 }
 
-/* Drops the VS's connection entries: nothing would delete them later. */
-static int
+/*
+ * Drops the VS's connection entries: nothing would delete them later.  A
+ * walk over the whole mapped table (4 MB; the VS's sockets may sit
+ * anywhere), without a bpf() call per entry.
+ */
+static void
 gs_drop_conns(struct gate_socket *g, uint32_t vs_id)
 {
-	struct vsd_conn_key k, next;
-	struct vsd_conn_val v;
-	int fd = g->map_fd[GS_MAP_CONNS], have = 0, n = 0;
-	long steps = 0;
+	int n = conntab_drop_vs(&g->conns, vs_id);
 
-	/*
-	 * Deleting the current key would restart get_next_key at the head,
-	 * so delete the previous one only after stepping past it.  Entries
-	 * the kernel deletes meanwhile can restart the walk too; the bound
-	 * keeps a busy map from holding vsd here.
-	 */
-	while (steps++ < 4L * VSD_CONNS_MAX &&
-	       bpf_map_get_next_key(fd, have ? &k : NULL, &next) == 0) {
-		if (have && bpf_map_lookup_elem(fd, &k, &v) == 0 && v.vs_id == vs_id &&
-		    bpf_map_delete_elem(fd, &k) == 0)
-			n++;
-		k = next;
-		have = 1;
-	}
-	if (have && bpf_map_lookup_elem(fd, &k, &v) == 0 && v.vs_id == vs_id &&
-	    bpf_map_delete_elem(fd, &k) == 0)
-		n++;
 	if (n)
 		log_debug("socket gate: dropped %d connection(s) of VS %u", n, vs_id);
-	return 0;
 }
 
 int

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Reading the socket gate's connection map and counters. */
+/* Reading the socket gate's connection table and counters. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -17,40 +17,11 @@
 #include "gate-socket.h"
 #include "gate-socket-priv.h"
 
-#define GS_BATCH	256
-
 int
 gate_socket_conns(struct gate_socket *g, gate_socket_conn_fn fn, void *arg)
 {
-	struct vsd_conn_key keys[GS_BATCH];
-	struct vsd_conn_val vals[GS_BATCH];
-	struct vsd_conn_key batch;	/* opaque cursor; a hash map's is 4 bytes */
-	int fd = g->map_fd[GS_MAP_CONNS], first = 1, done = 0, r;
-	__u32 n, i;
-
-	/*
-	 * Batch lookup walks the hash map bucket by bucket, so entries that
-	 * come and go meanwhile neither repeat nor restart the walk, as
-	 * get_next_key would after a deletion (Linux 5.6+).
-	 */
-	while (!done) {
-		n = GS_BATCH;
-		r = bpf_map_lookup_batch(fd, first ? NULL : &batch, &batch,
-					 keys, vals, &n, NULL);
-		if (r < 0) {
-			r = -errno;
-			if (r != -ENOENT) {
-				log_warn("socket gate: reading the connection map");
-				return r;
-			}
-			done = 1;	/* ENOENT: this was the last batch */
-		}
-		first = 0;
-		for (i = 0; i < n; i++)
-			if ((r = fn(&keys[i], &vals[i], arg)) != 0)
-				return r;
-	}
-	return 0;
+	/* Entries that come and go meanwhile are seen or not; none torn. */
+	return conntab_walk(&g->conns, fn, arg);
 }
 
 int
@@ -92,23 +63,20 @@ gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
 }
 
 int
-gate_socket_conns_open(const char *cgroup_root)
+gate_socket_conns_open(const char *cgroup_root, struct conntab *t)
 {
-	LIBBPF_OPTS(bpf_obj_get_opts, opts, .file_flags = BPF_F_RDONLY);
 	char path[PATH_MAX];
-	int fd, r;
+	int r;
 
 	while (*cgroup_root == '/')
 		cgroup_root++;
 	if ((r = path_fmt(path, sizeof(path), "%s/%s/%s", VSD_BPFFS, cgroup_root,
 			  VSD_MAP_CONNS)) < 0)
 		return r;
-	if ((fd = bpf_obj_get_opts(path, &opts)) < 0) {
-		r = -errno;
-		log_warn("socket gate: cannot open the connection map %s", path);
-		return r;
-	}
-	return fd;
+	if ((r = conntab_open(t, path)) < 0)
+		log_warnx("socket gate: cannot map the connection table %s: %s", path,
+			  strerror(-r));
+	return r;
 }
 
 /* One side of the key; keep in sync with conn_key() in gates/socket.bpf.c. */
@@ -166,12 +134,12 @@ accepted_key(int sock_fd, struct vsd_conn_key *k)
 }
 
 int
-gate_socket_lookup_accepted(int conns_fd, int sock_fd, struct vsd_conn_val *v)
+gate_socket_lookup_accepted(const struct conntab *t, int sock_fd, struct vsd_conn_val *v)
 {
 	struct vsd_conn_key k;
 	int r;
 
 	if ((r = accepted_key(sock_fd, &k)) < 0)
 		return r;
-	return bpf_map_lookup_elem(conns_fd, &k, v) < 0 ? -errno : 0;
+	return conntab_lookup(t, &k, v);
 }

@@ -6,6 +6,8 @@
 #include <limits.h>
 #include <bpf/bpf.h>
 
+#include "conntab.h"
+
 /* Order of the hooks: also the order of attaching. */
 enum gs_hook_idx {
 	GS_SOCK_CREATE, GS_SOCKOPS, GS_CONNECT4, GS_CONNECT6,
@@ -23,6 +25,7 @@ struct gate_socket {
 	char pindir[PATH_MAX];		/* /sys/fs/bpf/vsd/<cgroup-root> */
 	int prog_fd[GS_NHOOKS];
 	int map_fd[GS_NMAPS];
+	struct conntab conns;		/* vsd_conns, mapped read-write */
 };
 
 /* <pindir>/<name> */

@@ -2,7 +2,7 @@
 /*
  * The socket gate's loader: load or adopt the programs and maps of
  * gates/socket.bpf.c, attach them to VS cgroups through pinned bpf_links.
- * Listing the connection map is in gate-socket-conns.c.
+ * Listing the connection table is in gate-socket-conns.c.
  *
  * Why one program set for all VSs: loading per VS costs a verifier pass and
  * a copy of every map per VS and does not scale to 1000 VSs; a link per hook
@@ -149,6 +149,7 @@ gs_close_fds(struct gate_socket *g)
 {
 	int i;
 
+	conntab_unmap(&g->conns);
 	for (i = 0; i < GS_NHOOKS; i++) {
 		if (g->prog_fd[i] >= 0)
 			close(g->prog_fd[i]);
@@ -185,6 +186,34 @@ gs_same_prog(int pinned_fd, int new_fd, int map_fd)
 		if (ids[i] == mi.id)
 			return 1;
 	return 0;
+}
+
+/*
+ * A pinned map that the object's cannot replace (libbpf would refuse to
+ * load): an older vsd's, such as the hash map that held the connections
+ * before the open-addressed table.  It is unpinned, and a new one made:
+ * the old programs keep theirs until the VS links move to the new
+ * programs, and the connections it recorded are not listed any more.
+ */
+static void
+gs_drop_stale_pin(struct bpf_map *m, const char *path)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int fd;
+
+	if ((fd = bpf_obj_get(path)) < 0)
+		return;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len) == 0 &&
+	    (mi.type != bpf_map__type(m) || mi.key_size != bpf_map__key_size(m) ||
+	     mi.value_size != bpf_map__value_size(m) ||
+	     mi.max_entries != bpf_map__max_entries(m) ||
+	     mi.map_flags != bpf_map__map_flags(m))) {
+		log_warnx("socket gate: %s has another layout (an older vsd's); replacing it, "
+			  "its entries are lost", path);
+		unlink(path);
+	}
+	close(fd);
 }
 
 /*
@@ -245,6 +274,7 @@ gs_load(struct gate_socket *g)
 		if ((r = gs_path(g, path, sizeof(path), gs_maps[i])) < 0 ||
 		    (r = bpf_map__set_pin_path(maps[i], path)) < 0)
 			goto out;
+		gs_drop_stale_pin(maps[i], path);
 	}
 	if ((r = bpf_object__load(obj)) < 0) {
 		/* libbpf has logged the verifier's message through us. */
@@ -257,6 +287,10 @@ gs_load(struct gate_socket *g)
 			r = -errno;
 			goto out;
 		}
+	}
+	if ((r = conntab_map(&g->conns, g->map_fd[GS_MAP_CONNS], 1)) < 0) {
+		log_warnx("socket gate: cannot map the connection table: %s", strerror(-r));
+		goto out;
 	}
 	for (i = 0; i < GS_NHOOKS; i++) {
 		snprintf(name, sizeof(name), "prog_%s", gs_hooks[i].name);

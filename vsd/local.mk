@@ -10,6 +10,7 @@ vsd_libvsd_a_SOURCES = \
 	vsd/state.c vsd/state.h \
 	vsd/cgroup.c vsd/cgroup.h \
 	vsd/cgroup-v1.c vsd/cgroup-v2.c \
+	vsd/conntab.c vsd/conntab.h \
 	vsd/vs.h
 
 sbin_PROGRAMS += vsd/vsd

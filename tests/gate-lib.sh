@@ -89,6 +89,26 @@ answered_before() {
 	sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$1" | awk -v s="$_s" '$1 < s' | wc -l
 }
 
+# reorder_check NAME: the reordering scenario of both gate tests. With a
+# CPU hog ($HOG, killed here) in www1, a 300 ms request ties the server up
+# while 8 requests from www1 (ro_a) and then one from www2 (ro_b) queue;
+# the test defines ro_a and ro_b (the client of that VS, extra args after).
+reorder_check() {
+	sleep 0.6
+	"$CLIENT" -p "$PORT" -n 1 -r "spin 300" > /dev/null &
+	sleep 0.05
+	ro_a -n 8 -j 8 -r "spin 5" -v > "$W/ro1" &
+	_r1=$!
+	sleep 0.05
+	ro_b -n 1 -v > "$W/ro2"
+	wait $_r1
+	kill $HOG
+	_before=$(answered_before "$W/ro1" "$W/ro2")
+	_s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
+	diag "reordering: www2's request was answer #$_s2; www1 answers before it: $_before of 8"
+	check "$1" [ "$_before" -le 1 ]
+}
+
 # gate_start NAME [vsd-gate options] -- server args: sets PORT, GPID, SPID, OUT
 gate_start() {
 	_name=$1; shift

@@ -128,18 +128,8 @@ HOG=$!
 echo $HOG > "/sys/fs/cgroup/cpu/$T/www1/tasks" && echo $HOG > "/sys/fs/cgroup/cpuacct/$T/www1/tasks"
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 190)) > /dev/null
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 210)) > /dev/null
-sleep 0.6
-"$CLIENT" -p "$PORT" -n 1 -r "spin 300" > /dev/null &
-sleep 0.05
-"$CLIENT" -p "$PORT" -n 8 -j 8 -b $((PB + 191)) -r "spin 5" -v > "$W/ro1" &
-R1=$!
-sleep 0.05
-"$CLIENT" -p "$PORT" -n 1 -b $((PB + 211)) -v > "$W/ro2"
-wait $R1
-kill $HOG
-before=$(answered_before "$W/ro1" "$W/ro2")
-s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
-diag "reordering: www2's request was answer #$s2; www1 answers before it: $before of 8"
-check "reordering: the under-share VS is served ahead of the over-share backlog" [ "$before" -le 1 ]
+ro_a() { "$CLIENT" -p "$PORT" -b $((PB + 191)) "$@"; }
+ro_b() { "$CLIENT" -p "$PORT" -b $((PB + 211)) "$@"; }
+reorder_check "reordering: the under-share VS is served ahead of the over-share backlog"
 gate_stop
 exit 0

@@ -89,19 +89,9 @@ sh -c 'while :; do :; done' &
 HOG=$!
 "$VSCTL" attach www1 "$HOG" > /dev/null
 client www1 100 -n 1 > /dev/null
-sleep 0.6
-"$CLIENT" -p "$PORT" -n 1 -r "spin 300" > /dev/null &
-sleep 0.05
-client www1 101 -n 8 -j 8 -r "spin 5" -v > "$W/ro1" &
-R1=$!
-sleep 0.05
-client www2 120 -n 1 -v > "$W/ro2"
-wait $R1
-kill $HOG
-before=$(answered_before "$W/ro1" "$W/ro2")
-s2=$(sed -n 's/.*seq=\([0-9]*\).*/\1/p' "$W/ro2")
-diag "reordering: www2's request was answer #$s2; www1 answers before it: $before of 8"
-check "reordering: under-share www2 served ahead of over-share www1's backlog" [ "$before" -le 1 ]
+ro_a() { client www1 101 "$@"; }
+ro_b() { client www2 120 "$@"; }
+reorder_check "reordering: under-share www2 served ahead of over-share www1's backlog"
 
 # --- vsctl destroy of a VS with queued connections: they go home
 classify 140 3 "$ID_TINY" && classify 145 1 "$ID_WWW1" && classify 146 1 "$ID_WWW2"

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -205,4 +206,49 @@ conntab_insert(struct conntab *t, const struct vsd_conn_key *k, const struct vsd
 		return 0;
 	}
 	return -ENOSPC;
+}
+
+/* One side of the key; keep in sync with conn_key() in gates/socket.bpf.c. */
+static int
+key_side(const struct sockaddr_storage *ss, __u8 *family, __u32 addr[4], __u16 *port)
+{
+	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
+
+	memset(addr, 0, 16);
+	if (ss->ss_family == AF_INET) {
+		*family = AF_INET;
+		memcpy(addr, &in->sin_addr, 4);
+		*port = ntohs(in->sin_port);
+	} else if (ss->ss_family == AF_INET6) {
+		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+			*family = AF_INET;
+			memcpy(addr, &in6->sin6_addr.s6_addr[12], 4);
+		} else {
+			*family = AF_INET6;
+			memcpy(addr, &in6->sin6_addr, 16);
+		}
+		*port = ntohs(in6->sin6_port);
+	} else {
+		return -EAFNOSUPPORT;
+	}
+	return 0;
+}
+
+int
+conntab_accepted_key(const struct sockaddr_storage *peer, const struct sockaddr_storage *local,
+		     struct vsd_conn_key *k)
+{
+	__u8 f1, f2;
+	int r;
+
+	memset(k, 0, sizeof(*k));
+	if ((r = key_side(peer, &f1, k->saddr, &k->sport)) < 0 ||
+	    (r = key_side(local, &f2, k->daddr, &k->dport)) < 0)
+		return r;
+	if (f1 != f2)
+		return -EAFNOSUPPORT;
+	k->family = f1;
+	k->dir = VSD_DIR_ACTIVE;	/* recorded by the side that connected */
+	return 0;
 }

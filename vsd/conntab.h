@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "gates/socket.h"
 
@@ -46,5 +47,14 @@ int  conntab_drop_vs(struct conntab *t, uint32_t vs_id);
  */
 int  conntab_insert(struct conntab *t, const struct vsd_conn_key *k,
 		    const struct vsd_conn_val *v);
+
+/*
+ * The key under which the socket gate recorded the connecting side of a
+ * connection, from the two ends an acceptor sees (peer = getpeername(),
+ * local = getsockname()): dir VSD_DIR_ACTIVE, IPv4-mapped addresses folded
+ * to AF_INET.  -EAFNOSUPPORT for other families or mixed ones.
+ */
+int  conntab_accepted_key(const struct sockaddr_storage *peer,
+			  const struct sockaddr_storage *local, struct vsd_conn_key *k);
 
 #endif

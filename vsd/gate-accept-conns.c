@@ -58,34 +58,6 @@ conns_tab(void)
 	return NULL;
 }
 
-/* Fill one side of the key; IPv4-mapped IPv6 folds to AF_INET (socket.h). */
-static int
-put_addr(const struct sockaddr_storage *ss, __u8 *family, __u32 addr[4], __u16 *port)
-{
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const void *)ss;
-
-		*family = AF_INET;
-		addr[0] = in->sin_addr.s_addr;
-		*port = ntohs(in->sin_port);
-		return 0;
-	}
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const void *)ss;
-
-		*port = ntohs(in6->sin6_port);
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-			*family = AF_INET;
-			memcpy(&addr[0], &in6->sin6_addr.s6_addr[12], 4);
-		} else {
-			*family = AF_INET6;
-			memcpy(addr, &in6->sin6_addr, 16);
-		}
-		return 0;
-	}
-	return -EAFNOSUPPORT;
-}
-
 uint32_t
 conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
     const struct sockaddr_storage *peer, socklen_t peerlen)
@@ -94,7 +66,6 @@ conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
 	socklen_t ll = sizeof(local);
 	struct vsd_conn_key key;
 	struct vsd_conn_val val;
-	__u8 fam2;
 	const struct conntab *t = conns_tab();
 
 	if (!t || peerlen == 0)
@@ -103,10 +74,7 @@ conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
 		local = *local_fixed;
 	else if (getsockname(fd, (struct sockaddr *)&local, &ll) < 0)
 		return 0;
-	memset(&key, 0, sizeof(key));
-	key.dir = VSD_DIR_ACTIVE;
-	if (put_addr(peer, &key.family, key.saddr, &key.sport) < 0 ||
-	    put_addr(&local, &fam2, key.daddr, &key.dport) < 0)
+	if (conntab_accepted_key(peer, &local, &key) < 0)
 		return 0;
 	if (conntab_lookup(t, &key, &val) < 0)
 		return 0;

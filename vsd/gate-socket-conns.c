@@ -79,58 +79,17 @@ gate_socket_conns_open(const char *cgroup_root, struct conntab *t)
 	return r;
 }
 
-/* One side of the key; keep in sync with conn_key() in gates/socket.bpf.c. */
-static int
-key_side(const struct sockaddr_storage *ss, uint8_t *family, uint32_t addr[4], uint16_t *port)
-{
-	const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-
-	memset(addr, 0, 16);
-	if (ss->ss_family == AF_INET) {
-		*family = AF_INET;
-		memcpy(addr, &in->sin_addr, 4);
-		*port = ntohs(in->sin_port);
-	} else if (ss->ss_family == AF_INET6) {
-		if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-			*family = AF_INET;
-			memcpy(addr, &in6->sin6_addr.s6_addr[12], 4);
-		} else {
-			*family = AF_INET6;
-			memcpy(addr, &in6->sin6_addr, 16);
-		}
-		*port = ntohs(in6->sin6_port);
-	} else {
-		return -EAFNOSUPPORT;
-	}
-	return 0;
-}
-
-/*
- * The key under which the socket gate recorded the connecting side of an
- * accepted TCP socket: src = getpeername(), dst = getsockname(),
- * dir = VSD_DIR_ACTIVE, IPv4-mapped addresses folded to AF_INET.
- */
+/* The key of an accepted socket's connecting side (conntab_accepted_key). */
 static int
 accepted_key(int sock_fd, struct vsd_conn_key *k)
 {
 	struct sockaddr_storage peer, self;
 	socklen_t plen = sizeof(peer), slen = sizeof(self);
-	uint8_t f1, f2;
-	int r;
 
 	if (getpeername(sock_fd, (struct sockaddr *)&peer, &plen) < 0 ||
 	    getsockname(sock_fd, (struct sockaddr *)&self, &slen) < 0)
 		return -errno;
-	memset(k, 0, sizeof(*k));
-	if ((r = key_side(&peer, &f1, k->saddr, &k->sport)) < 0 ||
-	    (r = key_side(&self, &f2, k->daddr, &k->dport)) < 0)
-		return r;
-	if (f1 != f2)
-		return -EAFNOSUPPORT;
-	k->family = f1;
-	k->dir = VSD_DIR_ACTIVE;	/* recorded by the side that connected */
-	return 0;
+	return conntab_accepted_key(&peer, &self, k);
 }
 
 int

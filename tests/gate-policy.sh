@@ -44,7 +44,7 @@ sleep 2
 W1=$(warm writes); sleep 0.5; W2=$(warm writes)
 check "warm: asleep a second after the last move ($W1 -> $W2 writes)" [ "$W1" = "$W2" ]
 gate_stop
-check "warm: the helper is gone with the supervisor" wait_for sh -c "! kill -0 $WP 2>/dev/null"
+check "warm: the helper is gone with the supervisor" wait_for sh -c "[ -n '$WP' ] && ! kill -0 $WP 2>/dev/null"
 
 # --- prefork: each worker is re-bound on its own
 gate_start pf $GOPT -- "$SERVER" -n 3

@@ -33,11 +33,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -58,6 +60,7 @@ struct warm_shared {
 static struct warm_shared *sh;
 static int wake_fd = -1;
 static pid_t warm_pid;
+static int warm_pidfd = -1;	/* the pid alone could be reused */
 
 static void __attribute__((noreturn))
 warm_loop(const char *file, int rfd)
@@ -140,6 +143,7 @@ warm_start(const struct gvs *home, int pure_v2)
 	}
 	close(p[0]);
 	wake_fd = p[1];
+	warm_pidfd = pidfd_open(warm_pid, 0);
 	fcntl(wake_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
@@ -161,6 +165,11 @@ warm_kick(void)
 pid_t
 warm_stats(uint64_t *writes)
 {
+	struct pollfd pf = { .fd = warm_pidfd, .events = POLLIN };
+
 	*writes = sh ? atomic_load(&sh->writes) : 0;
-	return sh ? warm_pid : 0;
+	/* 0 once it has exited (it could not join the home VS, say) */
+	if (!sh || warm_pidfd < 0 || poll(&pf, 1, 0) != 0)
+		return 0;
+	return warm_pid;
 }

@@ -34,8 +34,8 @@
 
 #include <bpf/bpf.h>
 
-#include "log.h"
-#include "gate-socket.h"
+#include "lib/log.h"
+#include "gates/socket/gate-socket.h"
 
 #define CG_BASE	"/sys/fs/cgroup/unified"
 

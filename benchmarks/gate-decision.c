@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The accept gate's decision cost at 2, 100 and 1,000 VSs: the real queue
- * code (vsd/gate-accept-queue.c) with every VS's queue non-empty (the worst
+ * code (gates/accept/queue.c) with every VS's queue non-empty (the worst
  * case: only VSs with queued connections take part in a decision). One
  * decision = take the best head (queue_pop_best) and queue a new connection
  * for that VS (queue_push_tail), so the number of non-empty queues stays N.
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gate-accept.h"
+#include "gates/accept/gate.h"
 
 static const unsigned sizes[] = { 2, 100, 1000 };
 #define NS	(sizeof(sizes) / sizeof(sizes[0]))

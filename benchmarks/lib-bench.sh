@@ -13,7 +13,7 @@ APACHE=${APACHE:-$(command -v apache2 || echo /usr/sbin/apache2)}
 APACHE_MODDIR=${APACHE_MODDIR:-/usr/lib/apache2/modules}
 BENCH_MPM=${BENCH_MPM:-event}	# Apache's MPM: event or prefork
 VSD=${VSD:-$top_builddir/vsd/vsd}
-VSCTL=${VSCTL:-$top_builddir/vsd/vsctl}
+VSCTL=${VSCTL:-$top_builddir/vsctl/vsctl}
 
 BENCH_PIDS=()		# processes we started, stopped in reverse order
 BENCH_CG=		# the cgroup root of our own vsd instance

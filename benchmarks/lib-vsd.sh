@@ -8,7 +8,7 @@
 
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 VSD_BIN=${VSD_BIN:-$top_builddir/vsd/vsd}
-VSCTL_BIN=${VSCTL_BIN:-$top_builddir/vsd/vsctl}
+VSCTL_BIN=${VSCTL_BIN:-$top_builddir/vsctl/vsctl}
 
 bench_die() {
 	echo "$BENCH: $*" >&2

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 #define MAX_SITES	8
 #define MAX_PATHS	256

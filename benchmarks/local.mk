@@ -1,12 +1,36 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# benchmarks: filled in by its issue.
-# The insulation (Figure 12) and virtual-host (Figure 11) benchmarks (issue 6).
-noinst_PROGRAMS += benchmarks/loadgen
+# benchmarks: the product's benchmarks (shared/BENCHMARKS.md). Run them as
+# root from the build tree; each starts a private vsd (tests/lib.sh) and
+# prints its table and writes a CSV. Results: benchmarks/RESULTS.md, an
+# index of one file per topic in benchmarks/results/.
+#   insulation, vhosts   the paper's Figures 12 and 11 (loadgen.c drives them)
+#   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
+#   accept-cost          the accept gate's cost per accept (acceptbench.c)
+#   connrate             the socket gate's cost per connection (connrate.c)
+#   rules-scale          rule files at scale; the gate's decision cost
+#                        (rules-query.c, gate-decision.c)
+# Design experiments that are not product figures: benchmarks/experiments/.
+noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
+	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision
 benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
-benchmarks_loadgen_LDADD = vsd/libvsd.a
-dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts
-dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/site.conf.in
+benchmarks_loadgen_LDADD = lib/libvsd.a
+benchmarks_vsd_bulk_SOURCES = benchmarks/vsd-bulk.c
+benchmarks_vsd_bulk_LDADD = lib/libvsd.a
+benchmarks_acceptbench_SOURCES = benchmarks/acceptbench.c
+benchmarks_acceptbench_LDADD = -lpthread
+benchmarks_connrate_SOURCES = benchmarks/connrate.c
+benchmarks_connrate_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+benchmarks_connrate_LDADD = $(GATESOCKET_LIBS) -lm
+benchmarks_rules_query_SOURCES = benchmarks/rules-query.c
+benchmarks_rules_query_LDADD = rules/librules.a lib/libvsd.a
+benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
+benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
+
+dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
+	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale
+dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png
+CLEANFILES += cpushare.csv scale.csv accept-cost.csv

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "rules/rules.h"
 
 #define QUERIES	2000000

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "proto.h"
-#include "util.h"
+#include "lib/proto.h"
+#include "lib/util.h"
 
 static double
 now_us(void)

@@ -21,7 +21,7 @@
 
 #include <fcgiapp.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 #define BACKLOG		1024	/* generous: 2 Apaches x 60 connections may queue here */
 

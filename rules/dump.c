@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "ctx.h"
 
 #define DECISIONS_MAX_VS	8

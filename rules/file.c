@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "ctx.h"
 
 /* "included file 'P': MSG" at the include, or "P: MSG" for the top file. */

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "ctx.h"
 #include "names.h"
 #include "rules.h"

@@ -14,7 +14,7 @@
  *
  * How the gates use it:
  *  - vsd keeps the rules of the file applied last in struct vsd's `rules`
- *    (rules/apply.c); it replaces the pointer (and frees the old rules) only
+ *    (vsd/apply.c); it replaces the pointer (and frees the old rules) only
  *    after a whole apply succeeded. A struct rules never changes once loaded,
  *    so queries need no lock; a gate in another thread must not use it across
  *    a replacement (hold its own reference: load the file itself, or copy what
@@ -37,7 +37,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "util.h"
+#include "lib/util.h"
 
 struct buf;
 
@@ -230,11 +230,5 @@ const char *rules_action_name(enum rules_action a);
 
 /* A human-readable dump of the compiled rules (what `check --dump` prints). */
 void rules_dump(const struct rules *rs, struct buf *out);
-
-/*
- * `vsctl check [--dump] [--quiet] FILE`: argv[0] is the command name.
- * Prints the errors on stderr; returns the exit status (0 ok, 1 errors, 2 usage).
- */
-int rules_check_main(int argc, char **argv);
 
 #endif

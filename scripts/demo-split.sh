@@ -3,7 +3,7 @@
 # Two VSs at 75% and 25%, two CPU hogs in each, for a few seconds.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-VSD=./vsd/vsd VSCTL=./vsd/vsctl
+VSD=./vsd/vsd VSCTL=./vsctl/vsctl
 tmp=$(mktemp -d /tmp/vsd-demo.XXXXXX)
 export VSD_SOCKET=$tmp/vsd.sock
 root=vsd-demo-$$

@@ -3,7 +3,7 @@
 # (vsd-test-$$, removed on exit), a private connection table, and starting
 # the test server under vsd-gate. Sourced by tests/gate-*.sh.
 : "${top_builddir:=.}"
-GATE=$top_builddir/vsd/vsd-gate
+GATE=$top_builddir/gates/accept/vsd-gate
 SERVER=$top_builddir/tests/gate-server
 CLIENT=$top_builddir/tests/gate-client
 T=vsd-test-$$
@@ -57,8 +57,8 @@ rm_vs() {
 	grep -v " $1 " "$TAB" > "$TAB.new"; mv "$TAB.new" "$TAB"
 }
 
-# A table of the socket gate's layout (gates/socket.h), filled by tests/sg-table.
-SGTABLE=$top_builddir/tests/sg-table
+# A table of the socket gate's layout (gates/socket/socket.h), filled by tests/conntab-ctl.
+SGTABLE=$top_builddir/tests/conntab-ctl
 mk_map() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf || return 1
 	mkdir -p "/sys/fs/bpf/$T"
@@ -130,7 +130,7 @@ waiting() { status | grep -q "\"waiting\": [1-9]"; }
 
 # vsd_start: a private vsd (socket, state and cgroup root of our own)
 VSD=$top_builddir/vsd/vsd
-VSCTL=$top_builddir/vsd/vsctl
+VSCTL=$top_builddir/vsctl/vsctl
 VSD_SOCKET=$W/run/vsd.sock
 export VSD_SOCKET
 VSD_PID=

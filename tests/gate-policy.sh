@@ -5,7 +5,7 @@
 # reordering by remaining share, clients that hang up while queued, and a VS
 # destroyed while it has queued connections. The table is a real BPF array
 # with the socket gate's layout, filled here the way the socket gate would
-# (tests/sg-table).
+# (tests/conntab-ctl).
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 plan 18
@@ -32,7 +32,7 @@ check "re-binding: unknown clients served in the home VS" only_in "$W/rb0" home
 check "hybrid: cgroup2 untouched by accept alone" sh -c "! grep -v 'cg2=/$T/home ' '$W/rb1.1' | grep -q '^[0-9]'"
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 25)) -r sock -v > "$W/rbs"
 check "hybrid: a socket created while serving www2 moves cgroup2 to www2" grep -q "cg2=/$T/www2 " "$W/rbs"
-# The helper that keeps moves off RCU grace periods (gate-accept-warm.c):
+# The helper that keeps moves off RCU grace periods (rcu-warm.c):
 # active after moves, in the home VS, asleep a second after the last move,
 # gone with the supervisor.
 warm() { status | grep -o "\"warm\": {\"pid\": [0-9]*, \"writes\": [0-9]*" | grep -o "$1\": [0-9]*" | grep -o '[0-9]*$'; }

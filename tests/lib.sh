@@ -8,7 +8,7 @@ set -u
 : "${top_builddir:=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
 : "${top_srcdir:=$top_builddir}"
 VSD=$top_builddir/vsd/vsd
-VSCTL=$top_builddir/vsd/vsctl
+VSCTL=$top_builddir/vsctl/vsctl
 export LC_ALL=C
 
 _tap_n=0

@@ -1,19 +1,138 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Unit tests: no root needed.
+# tests: every test of the tree, run by 'make check' through automake's TAP
+# driver. Unit tests (tests/unit/, C, no root) first; then the integration
+# tests, which run the real binaries against the real kernel as root, each
+# with its own private vsd (tests/lib.sh).
+
+# --- Unit tests: no root needed.
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
-	tests/unit/test-cgroup-v2
+	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
+	tests/unit/test-conntab
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
-tests_unit_test_util_LDADD = vsd/libvsd.a
-tests_unit_test_state_LDADD = vsd/libvsd.a
-tests_unit_test_proto_LDADD = vsd/libvsd.a
-tests_unit_test_cgroup_v2_LDADD = vsd/libvsd.a
+tests_unit_test_util_LDADD = lib/libvsd.a
+tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
+tests_unit_test_proto_LDADD = lib/libvsd.a
+tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
+tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
+# TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
+tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
+# The connection table from user space (gates/socket/conntab.c) on a real BPF array.
+tests_unit_test_conntab_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS)
 
-# Integration tests: root, the real binaries, the real kernel. Each starts its
-# own vsd with its own socket, state directory and cgroup root.
-INTEGRATION_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
+# --- vsd and vsctl against the real kernel.
+VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh \
 	tests/vsd-cpu-split.sh
-TESTS += $(INTEGRATION_TESTS)
-EXTRA_DIST += $(INTEGRATION_TESTS) tests/lib.sh
+TESTS += $(VSD_TESTS)
+dist_noinst_SCRIPTS += $(VSD_TESTS)
+dist_noinst_DATA += tests/lib.sh
+
+# --- The socket gate (gates/socket/).
+# net-probe makes real traffic on loopback and reads it back off the wire;
+# socket-gate-ctl drives the loader without vsd; conntab-ctl makes, fills
+# and probes connection tables (also for the accept-gate tests).
+check_PROGRAMS += tests/net-probe tests/socket-gate-ctl tests/conntab-ctl
+tests_net_probe_SOURCES = tests/net-probe.c
+tests_socket_gate_ctl_SOURCES = tests/socket-gate-ctl.c
+tests_socket_gate_ctl_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+tests_socket_gate_ctl_LDADD = $(GATESOCKET_LIBS)
+tests_conntab_ctl_SOURCES = tests/conntab-ctl.c
+tests_conntab_ctl_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+tests_conntab_ctl_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS)
+TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
+dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
+
+# The real gate with a fault the verifier refuses, for the "verifier error"
+# test, and with an 8-slot connection table, for the collision and "table
+# full" tests.
+check_DATA += tests/sg-broken.bpf.o tests/sg-small.bpf.o
+tests/sg-broken.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+		gates/socket/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_VERIFIER_FAULT $(BPF_INCLUDES) \
+		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
+tests/sg-small.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+		gates/socket/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=8 $(BPF_INCLUDES) \
+		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
+CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o
+
+# --- The accept gate (gates/accept/): the "unmodified service" and the
+# client the tests drive it with.
+check_PROGRAMS += tests/gate-server tests/gate-client
+tests_gate_server_SOURCES = tests/gate-server.c
+tests_gate_server_LDADD = -lpthread
+tests_gate_client_SOURCES = tests/gate-client.c
+tests_gate_client_LDADD = -lpthread
+GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh
+TESTS += $(GATE_TESTS)
+dist_noinst_SCRIPTS += $(GATE_TESTS)
+dist_noinst_DATA += tests/gate-lib.sh
+
+# --- Rule files (rules/, vsd/apply.c, vsctl/check.c).
+RULES_GOLDEN = \
+	tests/rules/err-arity.out \
+	tests/rules/err-arity.rules \
+	tests/rules/err-duplicate-vs.out \
+	tests/rules/err-duplicate-vs.rules \
+	tests/rules/err-group-writable.out \
+	tests/rules/err-group-writable.rules \
+	tests/rules/err-include-cycle.inc \
+	tests/rules/err-include-cycle.out \
+	tests/rules/err-include-cycle.rules \
+	tests/rules/err-include-missing.out \
+	tests/rules/err-include-missing.rules \
+	tests/rules/err-include-self.out \
+	tests/rules/err-include-self.rules \
+	tests/rules/err-include-writable.inc \
+	tests/rules/err-include-writable.out \
+	tests/rules/err-include-writable.rules \
+	tests/rules/err-missing-file.out \
+	tests/rules/err-owner.out \
+	tests/rules/err-owner.rules \
+	tests/rules/err-plans.out \
+	tests/rules/err-plans.rules \
+	tests/rules/err-service.out \
+	tests/rules/err-service.rules \
+	tests/rules/err-share-sum.out \
+	tests/rules/err-share-sum.rules \
+	tests/rules/err-syntax.out \
+	tests/rules/err-syntax.rules \
+	tests/rules/err-tie.out \
+	tests/rules/err-tie.rules \
+	tests/rules/err-undeclared-vs.out \
+	tests/rules/err-undeclared-vs.rules \
+	tests/rules/err-unknown-gate.out \
+	tests/rules/err-unknown-gate.rules \
+	tests/rules/err-unterminated-tuple.out \
+	tests/rules/err-unterminated-tuple.rules \
+	tests/rules/err-values.out \
+	tests/rules/err-values.rules \
+	tests/rules/err-world-writable.out \
+	tests/rules/err-world-writable.rules \
+	tests/rules/good-empty.out \
+	tests/rules/good-empty.rules \
+	tests/rules/good-paper.out \
+	tests/rules/good-paper.rules \
+	tests/rules/good-plans.inc \
+	tests/rules/good-plans.out \
+	tests/rules/good-plans.rules \
+	tests/rules/good-priority.out \
+	tests/rules/good-priority.rules \
+	tests/rules/good-reseller.out \
+	tests/rules/good-reseller.rules
+dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
+RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
+	tests/rules-fuzz.sh tests/rules-apply.sh
+TESTS += $(RULES_TESTS)
+dist_noinst_SCRIPTS += $(RULES_TESTS)
+if HAVE_FUZZER
+tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
+endif
+
+# --- A few seconds of the insulation and virtual-host benchmarks end to end
+# (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
+TESTS += tests/insulation-tiny.sh
+dist_noinst_SCRIPTS += tests/insulation-tiny.sh

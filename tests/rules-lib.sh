@@ -5,7 +5,7 @@
 set -u
 srcdir=${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${top_builddir:-.}
-vsctl=${VSCTL:-$builddir/vsd/vsctl}
+vsctl=${VSCTL:-$builddir/vsctl/vsctl}
 case $vsctl in /*) ;; *) vsctl=$(pwd)/$vsctl ;; esac
 rules_check() { "$vsctl" check "$@"; }
 

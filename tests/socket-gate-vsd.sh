@@ -7,7 +7,7 @@
 need_root
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF (/sys/kernel/btf/vmlinux)"
 [ "$(cg_layout)" != legacy ] || skip_all "no cgroup2 hierarchy: the socket gate needs one"
-SGH=$top_builddir/tests/sg-helper
+SGH=$top_builddir/tests/net-probe
 PINS=/sys/fs/bpf/vsd/$VSD_ROOT
 
 vsd_start || { fail "vsd starts"; done_testing; }

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gate-socket.h"
+#include "gates/socket/gate-socket.h"
 #include "vsd.h"
 
 struct conns_ctx {

@@ -5,7 +5,7 @@
  *   # conns-map /sys/fs/bpf/vsd/<cgroup-root>/vsd_conns
  *   <id> <name> <cpu share in basis points> <key>=<cgroup dir> ...
  * with key cpu, cpuacct, memory, pids (v1 hierarchies) or unified (cgroup2).
- * Keep in sync with vsd/gate-accept-vstab.c.
+ * Keep in sync with gates/accept/vstab.c.
  */
 #include "config.h"
 
@@ -13,7 +13,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "gates/socket.h"
+#include "gates/socket/socket.h"
 #include "vsd.h"
 
 int

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "gate-vs.h"
-#include "log.h"
+#include "lib/log.h"
 #include "state.h"
 #include "vsd.h"
 

@@ -11,8 +11,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "rules/apply.h"
+#include "lib/log.h"
+#include "apply.h"
 #include "vsd.h"
 
 static const struct {

@@ -7,9 +7,9 @@
 #include <time.h>
 
 #include "gate-vs.h"
-#include "log.h"
-#include "tos.h"
-#include "util.h"
+#include "lib/log.h"
+#include "gates/socket/tos.h"
+#include "lib/util.h"
 
 int
 gate_opts_given(const struct request *req)

@@ -1,22 +1,32 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# libvsd: code shared by vsd, vsctl, the rules library and the gates.
-noinst_LIBRARIES += vsd/libvsd.a
-vsd_libvsd_a_SOURCES = \
-	vsd/log.c vsd/log.h \
-	vsd/util.c vsd/util.h \
-	vsd/buf.c vsd/buf.h \
-	vsd/proto.c vsd/proto.h \
+# vsd: the daemon. vsd.c (start-up, adoption, signals), control.c (the
+# control socket), one file per group of commands (cmd-*.c), the registry
+# and its state file, the per-VS side of the socket gate (gate-vs.c) and
+# rule-file application (apply.c), plus its systemd unit.
+# Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
+# tests/rules-apply.sh, tests/unit/test-state.c.
+
+# The registry and its state file, also linked by the unit tests.
+noinst_LIBRARIES += vsd/libregistry.a
+vsd_libregistry_a_SOURCES = \
 	vsd/registry.c vsd/registry.h \
-	vsd/state.c vsd/state.h \
-	vsd/cgroup.c vsd/cgroup.h \
-	vsd/cgroup-v1.c vsd/cgroup-v2.c \
-	vsd/conntab.c vsd/conntab.h \
-	vsd/vs.h
+	vsd/state.c vsd/state.h
 
 sbin_PROGRAMS += vsd/vsd
-vsd_vsd_SOURCES = vsd/vsd.c vsd/vsd.h vsd/control.c vsd/cmd-vs.c
-vsd_vsd_LDADD = vsd/libvsd.a
+vsd_vsd_SOURCES = \
+	vsd/vsd.c vsd/vsd.h \
+	vsd/control.c \
+	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
+	vsd/gate-vs.c vsd/gate-vs.h \
+	vsd/apply.c vsd/apply.h
+vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATESOCKET_LIBS)
 
-bin_PROGRAMS += vsd/vsctl
-vsd_vsctl_SOURCES = vsd/vsctl.c
-vsd_vsctl_LDADD = vsd/libvsd.a
+# The systemd unit (installed under $(prefix), so that 'make distcheck' and
+# DESTDIR installs work without root).
+systemdunitdir = $(prefix)/lib/systemd/system
+systemdunit_DATA = vsd/vsd.service
+EXTRA_DIST += vsd/vsd.service.in
+CLEANFILES += vsd/vsd.service
+vsd/vsd.service: $(srcdir)/vsd/vsd.service.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) vsd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/vsd/vsd.service.in >$@.tmp && \
+	mv $@.tmp $@

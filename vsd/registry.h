@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "vs.h"
+#include "lib/vs.h"
 
 struct registry {
 	struct vs	**v;

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "log.h"
+#include "lib/log.h"
+#include "gates/socket/socket.h"
 #include "state.h"
 
 #define STATE_MAX	(64 * 1024 * 1024)

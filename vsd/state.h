@@ -9,7 +9,7 @@
 #ifndef VSD_STATE_H
 #define VSD_STATE_H
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "registry.h"
 
 #define STATE_FILE	"state"

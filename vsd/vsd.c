@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #include "gate-vs.h"
-#include "log.h"
-#include "rules/apply.h"
+#include "lib/log.h"
+#include "apply.h"
 #include "state.h"
 #include "vsd.h"
 

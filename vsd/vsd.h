@@ -5,11 +5,11 @@
 
 #include <sys/types.h>
 
-#include "buf.h"
-#include "cgroup.h"
-#include "proto.h"
+#include "lib/buf.h"
+#include "lib/cgroup.h"
+#include "lib/proto.h"
 #include "registry.h"
-#include "gate-socket.h"
+#include "gates/socket/gate-socket.h"
 
 struct rules;
 
@@ -20,7 +20,7 @@ struct vsd {
 	const char	*socket_path;
 	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
 	struct gate_socket *gate;	/* NULL where there is no cgroup2 */
-	struct rules	*rules;		/* the rule file applied last (rules/apply.c), or NULL */
+	struct rules	*rules;		/* the rule file applied last (vsd/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */
 	uid_t		 rules_owner;	/* who applied it: its files must belong to root or them */
 };

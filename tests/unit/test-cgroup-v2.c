@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "lib/cgroup.h"
 #include "tap.h"
 
 static const char *const files[] = {

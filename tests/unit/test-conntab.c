@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The connection table from user space (vsd/conntab.c) on a real BPF array
+ * The connection table from user space (gates/socket/conntab.c) on a real BPF array
  * of 8 slots: probing past collisions, wrapping around, a full window,
  * tombstones that must not hide the entries behind them, half-written
  * slots that must not be reported, and inserts, deletes and readers racing
@@ -13,7 +13,7 @@
 
 #include <bpf/bpf.h>
 
-#include "conntab.h"
+#include "gates/socket/conntab.h"
 #include "tap.h"
 
 #define SLOTS	8

@@ -6,7 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "proto.h"
+#include "lib/proto.h"
 #include "tap.h"
 
 static int

@@ -8,7 +8,7 @@
 
 #include <errno.h>
 
-#include "buf.h"
+#include "lib/buf.h"
 #include "rules/rules.h"
 #include "tap.h"
 

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "gates/socket/socket.h"
+#include "vsd/state.h"
 #include "tap.h"
 
 static struct vs *

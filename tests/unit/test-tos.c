@@ -4,8 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tos.h"
-#include "util.h"
+#include "gates/socket/tos.h"
+#include "lib/util.h"
 
 static int n, failed;
 

@@ -6,7 +6,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "util.h"
+#include "lib/util.h"
 
 static void
 names(void)

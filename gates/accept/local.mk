@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# gates/accept: the accept gate. Everything but main() is one library,
+# libgateaccept.a, that vsd-gate, the unit tests and the benchmarks link;
+# vsd-gate is an internal helper, started by `vsctl run`, so it is installed
+# in $(pkglibexecdir). The per-accept path starts at gate_notify() in gate.c.
+# Tests: tests/gate-semantics.sh, tests/gate-policy.sh, tests/gate-vsd.sh,
+# tests/unit/test-gate-*.c.
+noinst_LIBRARIES += gates/accept/libgateaccept.a
+gates_accept_libgateaccept_a_SOURCES = \
+	gates/accept/gate.h \
+	gates/accept/profile.h \
+	gates/accept/seccomp-compat.h \
+	gates/accept/gate.c \
+	gates/accept/queue.c \
+	gates/accept/share.c \
+	gates/accept/rebind.c \
+	gates/accept/rcu-warm.c \
+	gates/accept/classify.c \
+	gates/accept/wakeup.c \
+	gates/accept/vstab.c \
+	gates/accept/vstab-vsd.c \
+	gates/accept/status.c
+gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
+GATEACCEPT_LIBS = gates/accept/libgateaccept.a gates/socket/libgatesocket.a lib/libvsd.a \
+	$(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lelf -lz -lm
+
+pkglibexec_PROGRAMS += gates/accept/vsd-gate
+gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c
+gates_accept_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS)
+gates_accept_vsd_gate_LDADD = $(GATEACCEPT_LIBS)

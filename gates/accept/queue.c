@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Per listening socket: one FIFO of accepted connections per VS, and a
+ * binary max-heap of the NON-EMPTY FIFOs, so a decision costs O(log k) for
+ * k VSs with something queued, independent of how many VSs exist.
+ *
+ * Order: key = remaining_bp + GATE_AGE_BP_PER_MS * (now - t_head_ms).
+ * "now" is common to all queues, so the key is stored as
+ * remaining_bp - GATE_AGE_BP_PER_MS * t_head_ms and the heap stays valid as
+ * time passes; it changes only when a head changes (pop/push-head) or when
+ * the remaining shares are re-sampled (queue_rekey, every few ms while
+ * connections are queued).
+ *
+ * Aging: a head gains GATE_AGE_BP_PER_MS basis points per ms waited. Two
+ * remaining shares differ by at most 2 * BP_MAX, so no connection waits more
+ * than 2 * BP_MAX / GATE_AGE_BP_PER_MS ms (200 s) behind connections that
+ * arrived after it: strict share order never starves a VS. That is the
+ * worst case; two sites with 45% shares each, both busy, differ by about
+ * 10 points, which the age term outweighs after 10 s. Share order is
+ * self-correcting besides: a VS served ahead uses more and falls behind.
+ *
+ * Why so small: under overload a request waits hundreds of ms, and the two
+ * sites' remaining shares differ by ~1,000 bp. At 10 bp/ms the age term won
+ * after 100 ms and the order became first come, first served (insulation
+ * benchmark at B = 60: A(gate)/A(insulation-only) 1.08, CPU split 36/58).
+ * At 0.5 bp/ms it still tilted the CPU split 47/50 towards the site with
+ * more connections (its requests wait longer); at 0.1 bp/ms the split is
+ * 48/49, as close as a single shared server gets. See benchmarks/RESULTS.md,
+ * "Insulation".
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "lib/log.h"
+
+#define GATE_AGE_BP_PER_MS	0.1
+#define NHASH			64
+
+static uint64_t t0;
+
+struct glisten *
+listen_new(int fd, dev_t dev, ino_t ino)
+{
+	struct glisten *l = calloc(1, sizeof(*l));
+
+	if (!l)
+		return NULL;
+	if (!(l->hash = calloc(NHASH, sizeof(*l->hash)))) {
+		free(l);
+		return NULL;
+	}
+	if (!t0)
+		t0 = now_ns();
+	l->nhash = NHASH;
+	l->fd = fd;
+	l->kick_fd = -1;
+	l->dev = dev;
+	l->ino = ino;
+	return l;
+}
+
+void
+listen_free(struct glisten *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->nhash; i++) {
+		struct gq *q = l->hash[i], *nq;
+
+		for (; q; q = nq) {
+			struct gconn *c, *nc;
+
+			nq = q->hnext;
+			for (c = q->head; c; c = nc) {
+				nc = c->next;
+				close(c->fd);
+				free(c);
+			}
+			free(q);
+		}
+	}
+	free(l->hash);
+	free(l->heap);
+	if (l->kick_fd >= 0)
+		close(l->kick_fd);
+	close(l->fd);
+	free(l);
+}
+
+struct gq *
+queue_get(struct glisten *l, uint32_t vs_id, int create)
+{
+	struct gq **b = &l->hash[vs_id % l->nhash], *q;
+
+	for (q = *b; q; q = q->hnext)
+		if (q->vs_id == vs_id)
+			return q;
+	if (!create || !(q = calloc(1, sizeof(*q))))
+		return NULL;
+	q->vs_id = vs_id;
+	q->heap_i = -1;
+	q->hnext = *b;
+	*b = q;
+	return q;
+}
+
+static double
+queue_key(struct gq *q, struct vstab *t)
+{
+	struct gvs *v = vstab_find(t, q->vs_id);
+	double rem = v ? v->remaining_bp : 0;
+
+	return rem - GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - t0) / 1e6;
+}
+
+static int
+higher(struct gq *a, struct gq *b)
+{
+	if (a->key != b->key)
+		return a->key > b->key;
+	return a->head->t_enq < b->head->t_enq;
+}
+
+static void
+heap_set(struct glisten *l, size_t i, struct gq *q)
+{
+	l->heap[i] = q;
+	q->heap_i = (ssize_t)i;
+}
+
+static void
+sift_up(struct glisten *l, size_t i)
+{
+	struct gq *q = l->heap[i];
+
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+
+		if (!higher(q, l->heap[p]))
+			break;
+		heap_set(l, i, l->heap[p]);
+		i = p;
+	}
+	heap_set(l, i, q);
+}
+
+static void
+sift_down(struct glisten *l, size_t i)
+{
+	struct gq *q = l->heap[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= l->nheap)
+			break;
+		if (c + 1 < l->nheap && higher(l->heap[c + 1], l->heap[c]))
+			c++;
+		if (!higher(l->heap[c], q))
+			break;
+		heap_set(l, i, l->heap[c]);
+		i = c;
+	}
+	heap_set(l, i, q);
+}
+
+static int
+heap_insert(struct glisten *l, struct gq *q)
+{
+	if (l->nheap == l->capheap) {
+		size_t cap = l->capheap ? l->capheap * 2 : 16;
+		struct gq **nh = realloc(l->heap, cap * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		l->heap = nh;
+		l->capheap = cap;
+	}
+	heap_set(l, l->nheap++, q);
+	sift_up(l, l->nheap - 1);
+	return 0;
+}
+
+static void
+heap_remove(struct glisten *l, struct gq *q)
+{
+	size_t i = (size_t)q->heap_i;
+	struct gq *m;
+
+	q->heap_i = -1;
+	if (i == --l->nheap)
+		return;
+	m = l->heap[l->nheap];
+	heap_set(l, i, m);
+	sift_down(l, i);
+	sift_up(l, (size_t)m->heap_i);
+}
+
+/* The head of q changed: fix its place. */
+static void
+heap_fix(struct glisten *l, struct gq *q, struct vstab *t)
+{
+	q->key = queue_key(q, t);
+	sift_down(l, (size_t)q->heap_i);
+	sift_up(l, (size_t)q->heap_i);
+}
+
+static void
+enqueue(struct glisten *l, struct gconn *c, struct vstab *t, int at_head)
+{
+	struct gq *q = queue_get(l, c->vs_id, 1);
+
+	if (!q) {
+		/* out of memory: the home queue exists already (see gate-accept.c) */
+		log_warnx("%s: out of memory, connection closed", __func__);
+		close(c->fd);
+		free(c);
+		return;
+	}
+	if (at_head) {
+		c->prev = NULL;
+		c->next = q->head;
+		if (q->head)
+			q->head->prev = c;
+		else
+			q->tail = c;
+		q->head = c;
+	} else {
+		c->next = NULL;
+		c->prev = q->tail;
+		if (q->tail)
+			q->tail->next = c;
+		else
+			q->head = c;
+		q->tail = c;
+	}
+	q->len++;
+	l->queued++;
+	if (q->heap_i < 0) {
+		q->key = queue_key(q, t);
+		if (heap_insert(l, q) < 0)
+			log_warnx("%s: out of memory", __func__);
+	} else if (at_head) {
+		heap_fix(l, q, t);
+	}
+}
+
+void
+queue_push_tail(struct glisten *l, struct gconn *c, struct vstab *t)
+{
+	enqueue(l, c, t, 0);
+}
+
+void
+queue_push_head(struct glisten *l, struct gconn *c, struct vstab *t)
+{
+	enqueue(l, c, t, 1);
+}
+
+struct gconn *
+queue_pop_best(struct glisten *l)
+{
+	struct gq *q;
+	struct gconn *c;
+
+	if (l->nheap == 0)
+		return NULL;
+	q = l->heap[0];
+	c = q->head;
+	q->head = c->next;
+	if (q->head)
+		q->head->prev = NULL;
+	else
+		q->tail = NULL;
+	q->len--;
+	l->queued--;
+	c->next = c->prev = NULL;
+	if (q->len == 0) {
+		heap_remove(l, q);
+	} else {
+		/* the next head is younger: its key can only drop; rem is unchanged */
+		q->key -= GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - c->t_enq) / 1e6;
+		sift_down(l, 0);
+	}
+	return c;
+}
+
+void
+queue_sample_shares(struct glisten *l, struct vstab *t, uint64_t now)
+{
+	size_t i;
+
+	for (i = 0; i < l->nheap; i++) {
+		struct gvs *v = vstab_find(t, l->heap[i]->vs_id);
+
+		if (v)
+			share_sample_lazy(v, now);
+	}
+}
+
+void
+queue_rekey(struct glisten *l, struct vstab *t)
+{
+	size_t i;
+
+	for (i = 0; i < l->nheap; i++)
+		l->heap[i]->key = queue_key(l->heap[i], t);
+	/* Floyd's heapify: O(k) */
+	for (i = l->nheap / 2; i-- > 0;)
+		sift_down(l, i);
+}
+
+void
+queue_reroute(struct glisten *l, uint32_t vs_id, uint32_t home, struct vstab *t)
+{
+	struct gq *q = queue_get(l, vs_id, 0);
+	struct gconn *c, *nc;
+
+	if (!q || q->len == 0 || vs_id == home)
+		return;
+	c = q->head;
+	q->head = q->tail = NULL;
+	l->queued -= q->len;
+	q->len = 0;
+	heap_remove(l, q);
+	for (; c; c = nc) {
+		nc = c->next;
+		c->vs_id = home;
+		enqueue(l, c, t, 0);
+	}
+}

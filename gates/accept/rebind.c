@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Re-binding: moving a service's thread into the VS it now serves.
+ *
+ * The move is the expensive part of the gate (DESIGN.md section 4: the
+ * writer side of cgroup_threadgroup_rwsem waits for an RCU grace period), so
+ * we only move what is needed:
+ *
+ * - Hybrid host: the thread moves in the v1 cpu hierarchy (the scheduler
+ *   acts there) and cpuacct (usage is read there) by writing its TID to
+ *   "tasks": a per-thread move, the cheapest one measured. Memory and pids
+ *   stay with the home VS (v1 does not move charges with a task anyway).
+ *   The cgroup2 membership only matters for sockets the thread creates (the
+ *   socket gate's BPF sees the creator's cgroup2); the accepted socket was
+ *   already classified. So the cgroup2 move - a whole-process cgroup.procs
+ *   write, the slowest kind - is done lazily, when a bound thread calls
+ *   socket(AF_INET/AF_INET6) (bind_cgroup2). A service that never opens
+ *   sockets never pays it.
+ * - Pure v2: threads of one process cannot sit in different domain cgroups,
+ *   and VS cgroups must stay domain cgroups for memory and pids. So the whole
+ *   process moves (cgroup.procs). For a single-threaded service (the paper's
+ *   FastCGI server, PHP-FPM workers, Apache prefork) that is exact; for a
+ *   multi-threaded one the last thread to accept decides the binding of all.
+ * - Nothing moves when the thread already sits in the chosen VS.
+ *
+ * Threads are held by pidfd, never by bare TID: a cached TID whose pidfd
+ * reports exit has been reused and is re-read.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "lib/log.h"
+
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD	O_EXCL	/* Linux 6.9 */
+#endif
+
+#define NTHASH	256
+
+static struct gthread *thash[NTHASH];
+static int pure_v2;
+static enum cg2_mode cg2_mode = CG2_LAZY;
+static int have_pidfd_thread = 1;
+static uint64_t nmoves;
+
+/* The last BIND_RING re-binding times, for the status socket and benchmarks. */
+#define BIND_RING	4096
+static uint32_t bind_us_ring[BIND_RING];
+static uint64_t nbinds;
+
+int
+bind_init(int v2, enum cg2_mode mode)
+{
+	pure_v2 = v2;
+	cg2_mode = mode;
+	return 0;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max)
+{
+	static uint32_t tmp[BIND_RING];
+	size_t n = nbinds < BIND_RING ? nbinds : BIND_RING;
+
+	*count = nbinds;
+	*p50 = *p99 = *max = 0;
+	if (!n)
+		return;
+	memcpy(tmp, bind_us_ring, n * sizeof(*tmp));
+	qsort(tmp, n, sizeof(*tmp), cmp_u32);
+	*p50 = tmp[n / 2];
+	*p99 = tmp[n * 99 / 100];
+	*max = tmp[n - 1];
+}
+
+static void
+bind_record(uint64_t t0)
+{
+	uint64_t us = (now_ns() - t0) / 1000;
+
+	bind_us_ring[nbinds++ % BIND_RING] = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
+}
+
+uint64_t
+bind_moves(void)
+{
+	return nmoves;
+}
+
+static pid_t
+read_tgid(pid_t tid)
+{
+	char path[64];
+	long tgid;
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	if ((r = read_field_long(path, "Tgid", &tgid)) < 0)
+		return r == -ENODATA ? -EINVAL : r;
+	return (pid_t)tgid;
+}
+
+static int
+open_pidfd(struct gthread *th)
+{
+	if (have_pidfd_thread) {
+		th->pidfd = pidfd_open(th->tid, PIDFD_THREAD);
+		if (th->pidfd >= 0)
+			return 0;
+		if (errno != EINVAL)
+			return -errno;
+		have_pidfd_thread = 0;	/* before Linux 6.9: hold the process */
+	}
+	th->pidfd = pidfd_open(th->tgid, 0);
+	return th->pidfd >= 0 ? 0 : -errno;
+}
+
+static int
+pidfd_exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
+
+struct gthread *
+thread_get(pid_t tid, int *is_new)
+{
+	struct gthread **b = &thash[(unsigned)tid % NTHASH], *th;
+	pid_t tgid;
+
+	*is_new = 0;
+	for (th = *b; th; th = th->hnext)
+		if (th->tid == tid)
+			break;
+	if (th && !pidfd_exited(th->pidfd))
+		return th;
+	if ((tgid = read_tgid(tid)) < 0)
+		return NULL;
+	if (th) {		/* TID reused by a new thread */
+		close(th->pidfd);
+	} else {
+		if (!(th = calloc(1, sizeof(*th))))
+			return NULL;
+		th->tid = tid;
+		th->hnext = *b;
+		*b = th;
+	}
+	th->tgid = tgid;
+	th->bound = 0;
+	th->cg2 = 0;
+	th->last_l = NULL;
+	th->pidfd = -1;
+	if (open_pidfd(th) < 0) {
+		thread_forget(th);
+		return NULL;
+	}
+	*is_new = 1;
+	return th;
+}
+
+void
+thread_forget(struct gthread *th)
+{
+	struct gthread **pp = &thash[(unsigned)th->tid % NTHASH];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == th) {
+			*pp = th->hnext;
+			break;
+		}
+	if (th->pidfd >= 0)
+		close(th->pidfd);
+	free(th);
+}
+
+void
+thread_sweep(void)
+{
+	size_t i;
+
+	for (i = 0; i < NTHASH; i++) {
+		struct gthread *th = thash[i], *next;
+
+		for (; th; th = next) {
+			next = th->hnext;
+			if (!th->waiter && pidfd_exited(th->pidfd))
+				thread_forget(th);
+		}
+	}
+}
+
+void
+thread_foreach(void (*fn)(struct gthread *, void *), void *arg)
+{
+	size_t i;
+	struct gthread *th;
+
+	for (i = 0; i < NTHASH; i++)
+		for (th = thash[i]; th; th = th->hnext)
+			fn(th, arg);
+}
+
+int
+cgroup_move(struct gvs *v, enum gcg h, pid_t pid)
+{
+	char buf[16];
+	int n, r;
+
+	if (!v->dir[h])
+		return -ENOENT;
+	if (v->fd_tasks[h] < 0) {
+		char path[4096];
+		/* v1 "tasks" moves one thread; cgroup.procs a whole process */
+		const char *file = h == GCG_UNIFIED ? "cgroup.procs" : "tasks";
+
+		if (path_fmt(path, sizeof(path), "%s/%s", v->dir[h], file) < 0)
+			return -ENAMETOOLONG;
+		if ((v->fd_tasks[h] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
+			r = -errno;
+			log_warn("%s: open %s", __func__, path);
+			return r;
+		}
+	}
+	n = snprintf(buf, sizeof(buf), "%d", pid);
+	if (pwrite(v->fd_tasks[h], buf, (size_t)n, 0) != n) {
+		r = -errno;
+		/* ESRCH: the thread just exited; ENODEV/ENOENT: the VS is gone */
+		if (r != -ESRCH) {
+			log_warn("%s: move %d to %s", __func__, pid, v->dir[h]);
+			close(v->fd_tasks[h]);
+			v->fd_tasks[h] = -1;
+		}
+		return r;
+	}
+	nmoves++;
+	warm_kick();
+	return 0;
+}
+
+static void
+set_process(pid_t tgid, uint32_t bound, uint32_t cg2)
+{
+	size_t i;
+	struct gthread *th;
+
+	for (i = 0; i < NTHASH; i++)
+		for (th = thash[i]; th; th = th->hnext)
+			if (th->tgid == tgid) {
+				if (bound)
+					th->bound = bound;
+				th->cg2 = cg2;
+			}
+}
+
+int
+bind_thread(struct gthread *th, struct gvs *v)
+{
+	uint64_t t0;
+	int r;
+
+	if (th->bound == v->id)
+		return 0;
+	t0 = now_ns();
+	if (pure_v2) {
+		if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
+			return r;
+		set_process(th->tgid, v->id, v->id);
+		bind_record(t0);
+		return 1;
+	}
+	if ((r = cgroup_move(v, GCG_CPU, th->tid)) < 0)
+		return r;
+	/* cpu and cpuacct are often co-mounted ("cpu,cpuacct"): one write then */
+	if (v->dir[GCG_CPUACCT] && (!v->dir[GCG_CPU] ||
+	    strcmp(v->dir[GCG_CPU], v->dir[GCG_CPUACCT]) != 0) &&
+	    (r = cgroup_move(v, GCG_CPUACCT, th->tid)) < 0)
+		return r;
+	th->bound = v->id;
+	/* --cgroup2 always: the eager alternative, kept to measure the choice */
+	if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && v->dir[GCG_UNIFIED] &&
+	    cgroup_move(v, GCG_UNIFIED, th->tgid) == 0)
+		set_process(th->tgid, 0, v->id);
+	bind_record(t0);
+	return 1;
+}
+
+int
+bind_cgroup2(struct gthread *th, struct gvs *v)
+{
+	int r;
+
+	if (pure_v2 || cg2_mode != CG2_LAZY || th->cg2 == v->id || !v->dir[GCG_UNIFIED])
+		return 0;
+	if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
+		return r;
+	set_process(th->tgid, 0, v->id);
+	return 1;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Remaining share = guaranteed share - recent CPU use, both in basis points
+ * of the whole machine (all CPUs). Recent use is an exponentially decaying
+ * average of the VS cgroup's usage counter with time constant tau (the
+ * "window", default GATE_WINDOW_MS; see vsctl-run(8) for how it was chosen):
+ *
+ *   rate  = d(usage) / (dt * ncpu)                   this interval's use
+ *   used += (1 - exp(-dt / tau)) * (rate - used)      decaying average
+ *
+ * The update is exact for any dt, so a VS is sampled only while the gate
+ * needs its value (it has queued connections), never on a timer for all VSs:
+ * the cost does not grow with the number of VSs.
+ *
+ * Counters: v1 cpuacct.usage (ns), v2 cpu.stat usage_usec.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gate.h"
+#include "lib/log.h"
+
+#define GATE_WINDOW_MS		200	/* tau; chosen in benchmarks/RESULTS.md "accept gate window" */
+#define GATE_SAMPLE_MIN_NS	2000000	/* below 2 ms a counter delta is mostly noise */
+
+static double tau_ns = GATE_WINDOW_MS * 1e6;
+static unsigned window_ms = GATE_WINDOW_MS;
+static long ncpu = 1;
+
+void
+share_init(unsigned wms)
+{
+	if (wms) {
+		window_ms = wms;
+		tau_ns = wms * 1e6;
+	}
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu < 1)
+		ncpu = 1;
+}
+
+unsigned
+share_window_ms(void)
+{
+	return window_ms;
+}
+
+uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int
+read_usage(struct gvs *v, uint64_t *ns)
+{
+	char buf[512], *p;
+	ssize_t n;
+	int v2 = v->dir[GCG_CPUACCT] == NULL;
+
+	if (v->fd_usage < 0) {
+		char path[4096];
+		const char *dir = v2 ? v->dir[GCG_UNIFIED] : v->dir[GCG_CPUACCT];
+
+		if (!dir)
+			return -ENOENT;
+		if (path_fmt(path, sizeof(path), "%s/%s", dir, v2 ? "cpu.stat" : "cpuacct.usage") < 0)
+			return -ENAMETOOLONG;
+		if ((v->fd_usage = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+			return -errno;
+	}
+	if ((n = pread(v->fd_usage, buf, sizeof(buf) - 1, 0)) < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (!v2) {
+		*ns = strtoull(buf, NULL, 10);
+		return 0;
+	}
+	/* cgroup2 cpu.stat starts with "usage_usec N" (Linux 4.15+) */
+	if (!(p = strstr(buf, "usage_usec ")))
+		return -EINVAL;
+	*ns = strtoull(p + 11, NULL, 10) * 1000ull;
+	return 0;
+}
+
+double
+share_ewma(double used_bp, uint64_t dusage_ns, uint64_t dt_ns, double tau, long cpus)
+{
+	double dt = (double)dt_ns;
+	double rate = (double)dusage_ns / (dt * (double)cpus) * BP_MAX;
+	double a = 1.0 - exp(-dt / tau);
+
+	if (rate > BP_MAX)	/* counter and clock are not read atomically */
+		rate = BP_MAX;
+	return used_bp + a * (rate - used_bp);
+}
+
+int
+share_sample(struct gvs *v, uint64_t now)
+{
+	uint64_t usage;
+	int r;
+
+	if ((r = read_usage(v, &usage)) < 0) {
+		/* the VS may have just been destroyed; the refresh sorts it out */
+		if (v->fd_usage >= 0) {
+			close(v->fd_usage);
+			v->fd_usage = -1;
+		}
+		v->remaining_bp = (int)v->share_bp - (int)v->used_bp;
+		return r;
+	}
+	if (v->sample_t && now > v->sample_t && usage >= v->usage_ns)
+		v->used_bp = share_ewma(v->used_bp, usage - v->usage_ns, now - v->sample_t,
+		    tau_ns, ncpu);
+	v->usage_ns = usage;
+	v->sample_t = now;
+	v->remaining_bp = (int)v->share_bp - (int)(v->used_bp + 0.5);
+	return 0;
+}
+
+void
+share_sample_lazy(struct gvs *v, uint64_t now)
+{
+	if (v->sample_t == 0 || now - v->sample_t >= GATE_SAMPLE_MIN_NS)
+		share_sample(v, now);
+}

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The supervisor's status socket: a Unix stream socket that answers every
+ * connection with one JSON object and closes it. `vsctl services` reads the
+ * sockets in <vsd run dir>/gates/; vsd itself is not involved, so the status
+ * stays readable while vsd restarts.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "gate.h"
+#include "lib/log.h"
+
+int
+status_open(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
+		return -errno;
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 8) < 0) {
+		r = -errno;
+		log_warn("status socket %s", path);
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static const char *
+vs_name(struct gate *g, uint32_t id)
+{
+	struct gvs *v = vstab_find(&g->tab, id);
+
+	return v ? v->name : NULL;
+}
+
+struct thr_ctx {
+	struct gate *g;
+	struct buf *b;
+	int n;
+};
+
+static void
+put_thread(struct gthread *th, void *arg)
+{
+	struct thr_ctx *x = arg;
+
+	buf_printf(x->b, "%s{\"tid\": %d, \"pid\": %d, \"bound\": ", x->n++ ? ", " : "",
+	    th->tid, th->tgid);
+	buf_json_str(x->b, th->bound ? vs_name(x->g, th->bound) : NULL);
+	buf_printf(x->b, ", \"waiting\": %s}", th->waiter ? "true" : "false");
+}
+
+static void
+status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
+{
+	struct thr_ctx x = { g, b, 0 };
+	unsigned p50, p99, max;
+	uint64_t nb, wn;
+	pid_t wpid;
+	struct glisten *l;
+	size_t i;
+	int n = 0;
+
+	buf_printf(b, "{\"name\": ");
+	buf_json_str(b, name);
+	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", main_pid, getpid());
+	buf_json_str(b, vs_name(g, g->home));
+	buf_printf(b, ", \"window_ms\": %u, \"threads\": [", share_window_ms());
+	thread_foreach(put_thread, &x);
+	buf_printf(b, "], \"vs\": [");
+	for (i = 0; i < g->tab.n; i++) {
+		struct gvs *v = &g->tab.v[i];
+		size_t q = 0;
+
+		for (l = g->listeners; l; l = l->next) {
+			struct gq *gq = queue_get(l, v->id, 0);
+
+			q += gq ? gq->len : 0;
+		}
+		if (!v->served && !q && v->id != g->home)
+			continue;
+		buf_printf(b, "%s{\"name\": ", n++ ? ", " : "");
+		buf_json_str(b, v->name);
+		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, \"remaining_bp\": %d}",
+		    v->id, (unsigned long long)v->served, q, v->remaining_bp);
+	}
+	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
+	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu, "
+	    "\"sync_wakeup\": %s",
+	    (unsigned long long)g->handed, (unsigned long long)g->requeued,
+	    (unsigned long long)g->dropped_dead, (unsigned long long)g->eagain,
+	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
+	    g->sync_wakeup ? "true" : "false");
+	bind_stats(&nb, &p50, &p99, &max);
+	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
+	    (unsigned long long)nb, p50, p99, max);
+	wpid = warm_stats(&wn);
+	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
+	    (unsigned long long)wn);
+}
+
+void
+status_serve(struct gate *g, int lfd, const char *name, pid_t main_pid)
+{
+	struct buf b = { 0 };
+	size_t off = 0;
+	int fd;
+
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return;
+	status_json(g, &b, name, main_pid);
+	/* small reply, local reader: a blocking write with a timeout is enough */
+	{
+		struct timeval tv = { .tv_sec = 1 };
+
+		setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	}
+	while (off < b.len) {
+		ssize_t n = write(fd, b.p + off, b.len - off);
+
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	close(fd);
+	buf_free(&b);
+}

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The VS table from vsd: one "gatetable" request over the control socket
+ * (vsd/cmd-gate.c). vsd may be restarting or gone: then this fails within
+ * GATE_VSD_TIMEOUT_MS and the gate keeps serving with its last table.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "gate.h"
+#include "lib/log.h"
+#include "lib/proto.h"
+
+/* A refresh runs in the supervisor's event loop: a hung vsd must not stall
+ * accept() for long. */
+#define GATE_VSD_TIMEOUT_MS	250
+
+static int down;	/* log a lost vsd once, and its return once */
+
+int
+vstab_load_vsd(struct vstab *t, const char *sockpath)
+{
+	struct buf req = { 0 }, body = { 0 };
+	unsigned status;
+	int r;
+
+	proto_add(&req, "gatetable");
+	if ((r = proto_call(sockpath, &req, -1, &status, &body, GATE_VSD_TIMEOUT_MS)) == 0 &&
+	    status != 0)
+		r = -EPROTO;
+	buf_free(&req);
+	if (r == 0)
+		r = vstab_parse(t, body.p);
+	buf_free(&body);
+	if (r < 0 && !down) {
+		log_warnx("cannot reach vsd at %s (%s); serving with the last VS table", sockpath,
+		    strerror(-r));
+		down = 1;
+	} else if (r == 0 && down) {
+		log_info("vsd at %s is back", sockpath);
+		down = 0;
+	}
+	return r;
+}

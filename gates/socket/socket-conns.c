@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* Reading the socket gate's connection table and counters. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "lib/log.h"
+#include "lib/util.h"
+#include "gate-socket.h"
+#include "socket-priv.h"
+
+int
+gate_socket_conns(struct gate_socket *g, gate_socket_conn_fn fn, void *arg)
+{
+	/* Entries that come and go meanwhile are seen or not; none torn. */
+	return conntab_walk(&g->conns, fn, arg);
+}
+
+int
+gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus(), c;
+	uint64_t *v;
+	__u32 i;
+
+	if (ncpu < 0)
+		return ncpu;
+	if (!(v = calloc(ncpu, sizeof(*v))))
+		return -ENOMEM;
+	for (i = 0; i < VSD_STAT_MAX; i++) {
+		out[i] = 0;
+		if (bpf_map_lookup_elem(g->map_fd[GS_MAP_STATS], &i, v) < 0) {
+			int r = -errno;
+			log_warn("socket gate: reading the counters");
+			free(v);
+			return r;
+		}
+		for (c = 0; c < ncpu; c++)
+			out[i] += v[c];
+	}
+	free(v);
+	return 0;
+}
+
+char *
+gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
+		     char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(family == AF_INET6 ? AF_INET6 : AF_INET, addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	snprintf(buf, len, family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+	return buf;
+}
+
+int
+gate_socket_conns_open(const char *cgroup_root, struct conntab *t)
+{
+	char path[PATH_MAX];
+	int r;
+
+	while (*cgroup_root == '/')
+		cgroup_root++;
+	if ((r = path_fmt(path, sizeof(path), "%s/%s/%s", VSD_BPFFS, cgroup_root,
+			  VSD_MAP_CONNS)) < 0)
+		return r;
+	if ((r = conntab_open(t, path)) < 0)
+		log_warnx("socket gate: cannot map the connection table %s: %s", path,
+			  strerror(-r));
+	return r;
+}
+
+/* The key of an accepted socket's connecting side (conntab_accepted_key). */
+static int
+accepted_key(int sock_fd, struct vsd_conn_key *k)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+
+	if (getpeername(sock_fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(sock_fd, (struct sockaddr *)&self, &slen) < 0)
+		return -errno;
+	return conntab_accepted_key(&peer, &self, k);
+}
+
+int
+gate_socket_lookup_accepted(const struct conntab *t, int sock_fd, struct vsd_conn_val *v)
+{
+	struct vsd_conn_key k;
+	int r;
+
+	if ((r = accepted_key(sock_fd, &k)) < 0)
+		return r;
+	return conntab_lookup(t, &k, v);
+}

@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The socket gate, kernel side: the paper's default socket rule
+ * (socket, *, *) => (creator).  One set of programs is loaded once per vsd
+ * instance and attached (one bpf_link per hook) to every VS's cgroup2
+ * directory.  A socket's cgroup is fixed when it is created (an accepted
+ * socket inherits its listener's), so every program below sees the VS the
+ * socket was created in, also in softirq context.
+ *
+ * The per-VS settings live in a cgroup storage map keyed by the cgroup2 id
+ * of the directory a program is attached to: bpf_get_local_storage() hands
+ * each program the settings of the VS it is attached for, without a lookup
+ * and also for sockets created in a sub-cgroup of the VS.  A u64 key makes
+ * the storage shared by all our attach types (Linux 5.9+).
+ *
+ * Layouts are shared with user space: keep in sync with gates/socket/socket.h.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+#include "socket.h"
+
+/* From the uapi headers, which cannot be mixed with vmlinux.h. */
+#define AF_INET		2
+#define AF_INET6	10
+#define SOCK_STREAM	1
+#define SOCK_DGRAM	2
+#define SOL_IP		0
+#define SOL_IPV6	41
+#define IP_TOS		1
+#define IPV6_TCLASS	67
+#define SOL_SOCKET	1
+#define SO_PRIORITY	12
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_STORAGE);
+	__type(key, __u64);		/* cgroup2 id of the VS directory */
+	__type(value, struct vsd_vscfg);
+} vsd_vscfg SEC(".maps");
+
+/* The open-addressed connection table: the protocol is in gates/socket/socket.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VSD_CONNS_MAX);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vsd_conn_slot);
+} vsd_conns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VSD_STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} vsd_stats SEC(".maps");
+
+static __always_inline void stat_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&vsd_stats, &idx);
+
+	if (v)
+		*v += 1;	/* per-CPU slot: no atomics needed */
+}
+
+static __always_inline struct vsd_vscfg *vs_cfg(void)
+{
+	struct vsd_vscfg *cfg = bpf_get_local_storage(&vsd_vscfg, 0);
+
+	/* vs_id 0: attached, but vsd has not written the settings yet. */
+	return cfg->vs_id ? cfg : NULL;
+}
+
+/* What set_tos() sets: IP_TOS (IPv4 packets), IPV6_TCLASS (IPv6 ones). */
+#define TOS_V4	1
+#define TOS_V6	2
+
+/*
+ * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
+ * that has the helper.  With check, only when the value differs: setting
+ * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
+ * the next packet a route lookup; that matters on every sendmsg(), not in
+ * connect(), which looks the route up anyway.  An IPv6 socket's
+ * IPv4-mapped traffic leaves as IPv4 with IP_TOS (the helper allows it on
+ * an IPv6 socket on 6.x).  IP_TOS also resets the priority from the TOS
+ * bits (rt_tos2priority), so the VS's priority is set again after it.
+ */
+static __always_inline void set_tos(void *ctx, int which, const struct vsd_vscfg *cfg,
+				    int check)
+{
+	int v = 0, want = cfg->tos;
+
+	if ((which & TOS_V6) && (!check ||
+	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
+		bpf_setsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &want, sizeof(want));
+	if (!(which & TOS_V4) ||
+	    (check && bpf_getsockopt(ctx, SOL_IP, IP_TOS, &v, sizeof(v)) == 0 && v == want))
+		return;
+	bpf_setsockopt(ctx, SOL_IP, IP_TOS, &want, sizeof(want));
+	if (cfg->flags & VSD_CFG_PRIO) {
+		v = cfg->priority;
+		bpf_setsockopt(ctx, SOL_SOCKET, SO_PRIORITY, &v, sizeof(v));
+	}
+}
+
+SEC("cgroup/sock_create")
+int vsd_sock_create(struct bpf_sock *sk)
+{
+	struct vsd_vscfg *cfg = vs_cfg();
+
+	if (!cfg)
+		return 1;
+	/* Writable in this hook since Linux 4.15 (mark, priority). */
+	if (cfg->flags & VSD_CFG_MARK)
+		sk->mark = cfg->mark;
+	if (cfg->flags & VSD_CFG_PRIO)
+		sk->priority = cfg->priority;
+	return 1;
+}
+
+/*
+ * Fold an IPv4-mapped IPv6 address (::ffff:a.b.c.d) to plain IPv4, so that
+ * an AF_INET6 client talking to an AF_INET listener records the same key
+ * the listener's accept() sees.
+ */
+static __always_inline int v4mapped(const __u32 a[4])
+{
+	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
+}
+
+static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
+				     struct vsd_conn_key *k)
+{
+	__u32 l[4], r[4];
+	__u16 lport = (__u16)skops->local_port;		 /* host order */
+	__u16 rport = (__u16)bpf_ntohl(skops->remote_port); /* net order, <<16 */
+
+	__builtin_memset(k, 0, sizeof(*k));
+	if (skops->family == AF_INET6) {
+		l[0] = skops->local_ip6[0]; l[1] = skops->local_ip6[1];
+		l[2] = skops->local_ip6[2]; l[3] = skops->local_ip6[3];
+		r[0] = skops->remote_ip6[0]; r[1] = skops->remote_ip6[1];
+		r[2] = skops->remote_ip6[2]; r[3] = skops->remote_ip6[3];
+		if (v4mapped(l) && v4mapped(r)) {
+			k->family = AF_INET;
+			l[0] = l[3]; r[0] = r[3];
+			l[1] = l[2] = l[3] = 0;
+			r[1] = r[2] = r[3] = 0;
+		} else {
+			k->family = AF_INET6;
+		}
+	} else {
+		k->family = AF_INET;
+		l[0] = skops->local_ip4; r[0] = skops->remote_ip4;
+		l[1] = l[2] = l[3] = 0;
+		r[1] = r[2] = r[3] = 0;
+	}
+	/* Oriented initiator -> acceptor; see gates/socket/socket.h. */
+	k->dir = passive ? VSD_DIR_PASSIVE : VSD_DIR_ACTIVE;
+	if (passive) {
+		k->sport = rport; k->dport = lport;
+		__builtin_memcpy(k->saddr, r, sizeof(r));
+		__builtin_memcpy(k->daddr, l, sizeof(l));
+	} else {
+		k->sport = lport; k->dport = rport;
+		__builtin_memcpy(k->saddr, l, sizeof(l));
+		__builtin_memcpy(k->daddr, r, sizeof(r));
+	}
+}
+
+/*
+ * The accepting side's sockets carry BPF_SOCK_OPS_RTO_CB_FLAG as well, as a
+ * mark: the state callback then knows which key the socket recorded and
+ * when it may go, without trying both (a failed delete costs a cache miss
+ * on a cold bucket).  sockops offers no other per-socket bit short of
+ * socket storage, which costs an allocation per socket; the price of the
+ * mark is one early-returning sockops run per retransmission timeout.
+ */
+#define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
+
+static __always_inline struct vsd_conn_slot *slot_at(__u32 h, __u32 i)
+{
+	__u32 idx = (h + i) & (VSD_CONNS_MAX - 1);
+
+	return bpf_map_lookup_elem(&vsd_conns, &idx);
+}
+
+/*
+ * Claims the first free slot of the key's window (gates/socket/socket.h).  Two
+ * inserts racing for a slot (softirqs on two CPUs) both read it free, but
+ * only one compare-and-swap succeeds; the other goes on probing.  No two
+ * inserts of one key race: a connection is established once, and its
+ * entry is deleted before the 4-tuple can be used again.
+ */
+static __always_inline int conn_insert(const struct vsd_conn_key *k,
+				       const struct vsd_conn_val *v)
+{
+	struct vsd_conn_slot *s;
+	__u32 h = vsd_conn_hash(k), i, seq;
+
+	/* Not unrolled: the first slot is nearly always the one. */
+#pragma nounroll
+	for (i = 0; i < VSD_CONN_PROBE; i++) {
+		if (!(s = slot_at(h, i)))
+			return -1;
+		seq = *(volatile __u32 *)&s->seq;
+		if (VSD_SLOT_STATE(seq) != VSD_SLOT_EMPTY && VSD_SLOT_STATE(seq) != VSD_SLOT_DEAD)
+			continue;
+		if (__sync_val_compare_and_swap(&s->seq, seq, VSD_SLOT_CLAIM(seq)) != seq)
+			continue;
+		s->key = *k;
+		s->val = *v;
+		/* BUSY -> LIVE; a full barrier: the data is visible first. */
+		seq = VSD_SLOT_CLAIM(seq);
+		__sync_val_compare_and_swap(&s->seq, seq, seq + 1);
+		return 0;
+	}
+	return -1;
+}
+
+static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
+				     const struct vsd_vscfg *cfg)
+{
+	struct vsd_conn_key k;
+	struct vsd_conn_val v = {
+		.cgroup_id = cfg->cgroup_id,
+		.vs_id = cfg->vs_id,
+	};
+
+	conn_key(skops, passive, &k);
+	if (conn_insert(&k, &v)) {
+		/* No free slot in the key's window.  Counted, shown by vsctl show. */
+		stat_inc(VSD_STAT_CONNS_FULL);
+		return;
+	}
+	stat_inc(VSD_STAT_CONNS_ADDED);
+	/* Ask for BPF_SOCK_OPS_STATE_CB so the entry goes when it closes. */
+	bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags |
+				  BPF_SOCK_OPS_STATE_CB_FLAG | (passive ? PASSIVE_MARK : 0));
+}
+
+/*
+ * LIVE -> DEAD on the slot that holds the key.  The probe stops at an
+ * EMPTY slot (the key cannot lie behind one).  A failed compare-and-swap
+ * means the slot changed under us: vsd dropped the entry (its VS was
+ * detached), or we compared a slot being reused for another key; either
+ * way the probe goes on, and finds nothing more in the first case.
+ */
+static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
+{
+	struct vsd_conn_key k;
+	struct vsd_conn_slot *s;
+	__u32 h, i, seq;
+
+	conn_key(skops, passive, &k);
+	h = vsd_conn_hash(&k);
+	/* Not unrolled: the first slot is nearly always the one. */
+#pragma nounroll
+	for (i = 0; i < VSD_CONN_PROBE; i++) {
+		if (!(s = slot_at(h, i)))
+			return 0;
+		seq = *(volatile __u32 *)&s->seq;
+		if (VSD_SLOT_STATE(seq) == VSD_SLOT_EMPTY)
+			return 0;
+		if (VSD_SLOT_STATE(seq) != VSD_SLOT_LIVE || !vsd_conn_key_eq(&s->key, &k))
+			continue;
+		if (__sync_val_compare_and_swap(&s->seq, seq, seq + 1) == seq) {
+			stat_inc(VSD_STAT_CONNS_REMOVED);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A recorded connection changed state; its entry goes when the connection
+ * closes, and then the state callback is switched off for the socket: it
+ * would run up to twice more for nothing, and every sockops run costs the
+ * connection (benchmarks/RESULTS.md, "Socket gate cost").
+ *
+ * - The accepting side (marked): as soon as either end closes; the accept
+ *   gate looks up the connecting side's entry, never this one.
+ * - The connecting side: at CLOSE_WAIT, when the acceptor has closed, so
+ *   it had accepted the connection (a listener that goes away without
+ *   accepting resets its children, it sends no FIN); if it closes first,
+ *   at TCP_CLOSE, as an acceptor that has not accepted yet still needs it.
+ *   An unmarked socket may also be an accepting side recorded by an older
+ *   vsd, whose entry is tried second.
+ */
+static __always_inline void conn_state(struct bpf_sock_ops *skops)
+{
+	__u32 state = skops->args[1], flags = skops->bpf_sock_ops_cb_flags;
+
+	if (flags & PASSIVE_MARK) {
+		if (state != BPF_TCP_FIN_WAIT1 && state != BPF_TCP_CLOSE_WAIT &&
+		    state != BPF_TCP_CLOSE)
+			return;
+		conn_del_key(skops, 1);
+	} else {
+		if (state != BPF_TCP_CLOSE_WAIT && state != BPF_TCP_CLOSE)
+			return;
+		if (!conn_del_key(skops, 0))
+			conn_del_key(skops, 1);
+	}
+	if (state != BPF_TCP_CLOSE)
+		bpf_sock_ops_cb_flags_set(skops, flags &
+					  ~(BPF_SOCK_OPS_STATE_CB_FLAG | PASSIVE_MARK));
+}
+
+SEC("sockops")
+int vsd_sockops(struct bpf_sock_ops *skops)
+{
+	struct vsd_vscfg *cfg;
+	__u32 op = skops->op;
+
+#ifdef VSD_VERIFIER_FAULT
+	/* tests/sg-broken.bpf.o only: a scalar used as a pointer, refused. */
+	return *(int *)(unsigned long)skops->args[0];
+#endif
+	/* The state callback must run even if the VS's settings are gone. */
+	if (op == BPF_SOCK_OPS_STATE_CB) {
+		conn_state(skops);
+		return 1;
+	}
+	/*
+	 * Most callbacks (RTO, RWND_INIT, ...) are not ours: leave early.
+	 * No TOS work on the active side: the connect hooks below set it
+	 * inside connect(), before the route lookup and before the SYN (also
+	 * for TCP Fast Open, whose sendmsg goes through the same hook), and
+	 * an accepted socket inherits its listener's TOS, set here when it
+	 * starts listening.  Each callback costs every connection.
+	 */
+	if (op != BPF_SOCK_OPS_TCP_LISTEN_CB && op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
+	    op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+		return 1;
+	cfg = vs_cfg();
+	if (!cfg)
+		return 1;
+	switch (op) {
+	case BPF_SOCK_OPS_TCP_LISTEN_CB:
+		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
+		if (cfg->flags & VSD_CFG_TOS)
+			set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4,
+				cfg, 1);
+		break;
+	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
+		conn_add(skops, 0, cfg);
+		break;
+	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		conn_add(skops, 1, cfg);
+		break;
+	}
+	return 1;
+}
+
+/*
+ * connect() of any socket and sendmsg() with an address on a datagram
+ * socket (UDP has no sockops).  connect() runs before the route lookup, so
+ * a TCP socket's route is looked up with its final TOS and its SYN carries
+ * it; an application's own IP_TOS set before connect() is overridden here.
+ * sendmsg() runs on every unconnected send.  Linux 6.x copies the TOS for a datagram before
+ * the sendmsg hook runs, so the first datagram an unconnected socket sends
+ * leaves without it (vsd.8, BUGS); connected UDP is covered from the start.
+ */
+static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, int check)
+{
+	struct vsd_vscfg *cfg;
+
+	if (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM)
+		return 1;
+	cfg = vs_cfg();
+	if (!cfg || !(cfg->flags & VSD_CFG_TOS))
+		return 1;
+	/*
+	 * An IPv6 socket needs the one its destination's packets use: an
+	 * IPv4-mapped one's leave as IPv4.  One setsockopt per connect()
+	 * instead of two; a socket that later connects or sends elsewhere
+	 * gets the other one then, as the hook runs again.
+	 */
+	if (family == AF_INET6 && ctx->user_ip6[0] == 0 && ctx->user_ip6[1] == 0 &&
+	    ctx->user_ip6[2] == bpf_htonl(0x0000ffff))
+		set_tos(ctx, TOS_V4, cfg, check);
+	else
+		set_tos(ctx, family == AF_INET6 ? TOS_V6 : TOS_V4, cfg, check);
+	return 1;
+}
+
+SEC("cgroup/connect4")
+int vsd_connect4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 0); }
+
+SEC("cgroup/connect6")
+int vsd_connect6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 0); }
+
+SEC("cgroup/sendmsg4")
+int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 1); }
+
+SEC("cgroup/sendmsg6")
+int vsd_sendmsg6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 1); }
+
+char LICENSE[] SEC("license") = "GPL";

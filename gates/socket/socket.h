@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Layouts shared by gates/socket/socket.bpf.c (kernel side), vsd's loader
+ * (gates/socket/socket.c) and the accept gate, which reads the connection table.
+ * Keep this file free of libc and kernel headers other than the basic types,
+ * so both the BPF and the user-space side can include it.
+ */
+#ifndef VSD_GATES_SOCKET_H
+#define VSD_GATES_SOCKET_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Where vsd pins its objects: VSD_BPFFS "/" <cgroup-root> "/" ... */
+#define VSD_BPFFS		"/sys/fs/bpf/vsd"
+
+/* Map names as they appear in the object and under the pin directory. */
+#define VSD_MAP_CONNS		"vsd_conns"
+#define VSD_MAP_VSCFG		"vsd_vscfg"
+#define VSD_MAP_STATS		"vsd_stats"
+
+/*
+ * Slots of the connection table, a power of two: 8 MB.  With the probe
+ * window below, random keys meet the first full window at about 65,000
+ * entries, the hash map's size before (benchmarks/RESULTS.md).  Tests
+ * build a copy with a tiny table (tests/socket-gate.mk) to make
+ * collisions and fill it.
+ */
+#ifndef VSD_CONNS_MAX
+#define VSD_CONNS_MAX		131072
+#endif
+
+/*
+ * A TCP connection, always oriented from the side that opened it
+ * (the initiator, "src") to the side that accepted it ("dst").
+ * The accept gate therefore builds the key of an accepted connection as
+ *   src = getpeername(), dst = getsockname(), dir = VSD_DIR_ACTIVE
+ * and finds the VS of the process that connected
+ * (gate_socket_lookup_accepted() in gates/socket/gate-socket.h does exactly that;
+ * the table is pinned at VSD_BPFFS "/" <cgroup-root> "/" VSD_MAP_CONNS).
+ *
+ * Addresses are in network byte order; an IPv4 address (also an IPv4-mapped
+ * IPv6 address, which is folded to AF_INET) sits in addr[0] with the rest 0.
+ * Ports are in host byte order.
+ */
+enum vsd_conn_dir {
+	VSD_DIR_ACTIVE = 0,	/* recorded for the VS that connected */
+	VSD_DIR_PASSIVE = 1,	/* recorded for the VS that accepted */
+};
+
+struct vsd_conn_key {
+	__u8  family;		/* AF_INET (2) or AF_INET6 (10) */
+	__u8  dir;		/* enum vsd_conn_dir */
+	__u16 pad;
+	__u16 sport;		/* initiator's port */
+	__u16 dport;		/* acceptor's port */
+	__u32 saddr[4];
+	__u32 daddr[4];
+};
+
+struct vsd_conn_val {
+	__u64 cgroup_id;	/* cgroup2 id of the socket's VS cgroup */
+	__u32 vs_id;		/* vsd's numeric id of the VS */
+	__u32 pad;
+};
+
+/*
+ * The connection table: an open-addressed hash table in a
+ * BPF_MAP_TYPE_ARRAY with BPF_F_MMAPABLE, one 64-byte slot (one cache
+ * line) per entry.  A hash map cost the connection two or three cold cache
+ * lines per insert and per delete (bucket, element, free list: about 0.5 us
+ * each in sockops); an array slot is one, its lookup is inlined by the
+ * verifier, and user space reads the table through mmap() without a
+ * bpf() call (benchmarks/RESULTS.md, "Socket gate cost").
+ *
+ * A key lives in one of the VSD_CONN_PROBE slots from
+ * vsd_conn_hash(key) & (VSD_CONNS_MAX - 1) on (linear probing, wrapping
+ * around).  seq holds the slot's state in its low two bits and a
+ * generation above them:
+ *   EMPTY  never used: a probe for a key stops here, as an insert takes
+ *          the first free slot of its window and a slot never becomes
+ *          EMPTY again, so a key never lies behind an EMPTY slot;
+ *   BUSY   claimed by an insert that is writing key and val;
+ *   LIVE   key and val are valid;
+ *   DEAD   deleted (a tombstone); free for an insert, passed by a probe.
+ * Insert: the first EMPTY or DEAD slot of the window is claimed with a
+ * compare-and-swap of seq to the next generation's BUSY, so of two inserts
+ * racing for a slot (softirqs on two CPUs) exactly one wins and the other
+ * probes on; the winner writes key and val and then publishes LIVE with a
+ * second compare-and-swap, a full barrier, so nobody sees LIVE before the
+ * data.  Delete: a compare-and-swap LIVE -> DEAD of the slot holding the
+ * key; vsd uses the same one to drop a detached VS's entries, so only one
+ * of them counts the entry.  Readers in user space (vsd, the accept gate)
+ * read seq, copy the slot, read seq again, and take the copy only if the
+ * slot was LIVE and seq did not change: the generation changes on every
+ * claim, so a slot deleted and reused under the reader is never reported
+ * with a torn key or value.  No free slot in the window: the insert fails
+ * and is counted (VSD_STAT_CONNS_FULL).
+ *
+ * Keep the code in sync: gates/socket/socket.bpf.c (insert, delete) and
+ * gates/socket/conntab.c (user space).
+ */
+#define VSD_CONN_PROBE		32
+
+#define VSD_SLOT_EMPTY		0u
+#define VSD_SLOT_BUSY		1u
+#define VSD_SLOT_LIVE		2u
+#define VSD_SLOT_DEAD		3u
+#define VSD_SLOT_STATE(seq)	((seq) & 3u)
+/* The next generation's BUSY: the claim of a free slot. */
+#define VSD_SLOT_CLAIM(seq)	(((seq) | 3u) + 2u)
+
+struct vsd_conn_slot {
+	__u32 seq;		/* generation << 2 | VSD_SLOT_* */
+	__u32 pad;
+	struct vsd_conn_key key;
+	struct vsd_conn_val val;
+};
+
+_Static_assert(sizeof(struct vsd_conn_slot) == 64, "a slot is one cache line");
+_Static_assert((VSD_CONNS_MAX & (VSD_CONNS_MAX - 1)) == 0, "VSD_CONNS_MAX is a power of two");
+
+/*
+ * The home slot of a key is vsd_conn_hash(key) & (VSD_CONNS_MAX - 1).
+ * One definition for the BPF programs and user space.  Word by word
+ * through memcpy: no alignment or aliasing assumptions on either side.
+ * The mixing steps are murmur3's; the ports, the only part that changes
+ * between a client's connections, reach every bit of the result.
+ */
+static inline __attribute__((always_inline)) __u32
+vsd_conn_hash(const struct vsd_conn_key *k)
+{
+	__u32 h = 0x9e3779b9u, w;
+	unsigned int i;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < sizeof(*k) / 4; i++) {
+		__builtin_memcpy(&w, (const char *)k + 4 * i, 4);
+		w *= 0xcc9e2d51u;
+		w = (w << 15) | (w >> 17);
+		h ^= w * 0x1b873593u;
+		h = ((h << 13) | (h >> 19)) * 5 + 0xe6546b64u;
+	}
+	h ^= h >> 16;
+	h *= 0x85ebca6bu;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35u;
+	h ^= h >> 16;
+	return h;
+}
+
+/* 1 if the keys are equal; word by word, as BPF has no memcmp. */
+static inline __attribute__((always_inline)) int
+vsd_conn_key_eq(const struct vsd_conn_key *a, const struct vsd_conn_key *b)
+{
+	__u32 x, y;
+	unsigned int i;
+
+#ifdef __clang__
+#pragma unroll
+#endif
+	for (i = 0; i < sizeof(*a) / 4; i++) {
+		__builtin_memcpy(&x, (const char *)a + 4 * i, 4);
+		__builtin_memcpy(&y, (const char *)b + 4 * i, 4);
+		if (x != y)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Per-VS configuration, keyed by the cgroup2 id (inode number) of the VS's
+ * cgroup2 directory. Written by vsd; read by the programs attached there.
+ * It is a BPF_MAP_TYPE_CGROUP_STORAGE map: an element exists only while one
+ * of our programs is attached to that cgroup, so vsd writes it after
+ * attaching; vs_id 0 means "not written yet" and the programs do nothing.
+ */
+#define VSD_CFG_TOS	(1u << 0)	/* set IP_TOS / IPV6_TCLASS to tos */
+#define VSD_CFG_MARK	(1u << 1)	/* set SO_MARK to mark */
+#define VSD_CFG_PRIO	(1u << 2)	/* set SO_PRIORITY to priority */
+
+struct vsd_vscfg {
+	__u32 vs_id;
+	__u32 flags;		/* VSD_CFG_* */
+	__u32 mark;
+	__u32 priority;
+	__u8  tos;		/* full TOS byte: DSCP << 2 | ECN bits (kept 0) */
+	__u8  pad[7];
+	__u64 cgroup_id;	/* the key again, copied into vsd_conn_val */
+};
+
+/* Indices into the per-CPU stats array map. */
+enum vsd_stat {
+	VSD_STAT_CONNS_ADDED = 0,
+	VSD_STAT_CONNS_REMOVED,
+	VSD_STAT_CONNS_FULL,		/* an insert found no free slot */
+	VSD_STAT_MAX,
+};
+
+#endif

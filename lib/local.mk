@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# lib: what every program shares: logging, small utilities, the growable
+# buffer and its JSON writer, the control protocol, and the cgroup backend
+# (one for vsd and the accept gate; v1, hybrid and pure v2 behind cg_ops).
+# Depends on nothing else in the tree.
+# Tests: tests/unit/test-util.c, test-proto.c, test-cgroup-v2.c.
+noinst_LIBRARIES += lib/libvsd.a
+lib_libvsd_a_SOURCES = \
+	lib/log.c lib/log.h \
+	lib/util.c lib/util.h \
+	lib/buf.c lib/buf.h \
+	lib/proto.c lib/proto.h \
+	lib/cgroup.c lib/cgroup.h \
+	lib/cgroup-v1.c lib/cgroup-v2.c \
+	lib/vs.h

@@ -1,0 +1,8 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# vsctl: the command-line client. vsctl.c talks to vsd; run.c starts a
+# service under the accept gate (it execs vsd-gate); check.c checks rule
+# files offline, without a daemon.
+# Tests: tests/vsd-*.sh, tests/gate-vsd.sh, tests/rules-*.sh.
+bin_PROGRAMS += vsctl/vsctl
+vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c
+vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a

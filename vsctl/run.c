@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vsctl run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]
+ *   checks its arguments and becomes vsd-gate (exec), the supervisor that
+ *   stays in the foreground for the service's whole life; see vsctl-run(8).
+ * vsctl services [--json]
+ *   asks every supervisor's status socket (<vsd run dir>/gates/NAME.sock);
+ *   vsd is not involved, so this works while vsd restarts.
+ */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/buf.h"
+#include "lib/util.h"
+#include "vsctl.h"
+
+static int
+status_dir(const char *socket_path, char *buf, size_t len)
+{
+	const char *slash = strrchr(socket_path, '/');
+	int n = slash ? (int)(slash - socket_path) : 1;
+
+	return path_fmt(buf, len, "%.*s/%s", n, slash ? socket_path : ".", GATE_STATUS_SUBDIR);
+}
+
+/* 1 if something answers on the Unix socket at path. */
+static int
+alive(const char *path)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sun.sun_path) ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return 0;
+	strcpy(sun.sun_path, path);
+	r = connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0;
+	close(fd);
+	return r;
+}
+
+/*
+ * vsd-gate is an internal helper, installed in LIBEXECDIR. A vsctl run from
+ * the build tree (vsctl/vsctl) uses the build tree's gates/accept/vsd-gate;
+ * $VSD_GATE overrides both.
+ */
+static void
+find_gate(char *buf, size_t len)
+{
+	const char *env = getenv("VSD_GATE");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		char *slash;
+
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/'))) {
+			*slash = '\0';
+			if (path_fmt(buf, len, "%s/../gates/accept/vsd-gate", self) == 0 &&
+			    access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
+}
+
+int
+vsctl_run(int argc, char **argv, const char *socket_path)
+{
+	const char *home = NULL, *name = NULL, *gate = "accept", *map = NULL, *window = NULL;
+	char dir[PATH_MAX], status[PATH_MAX], exe[PATH_MAX];
+	char *gargv[32];
+	int i, n = 0, verbose = 0;
+
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
+			verbose = 1;
+			continue;
+		}
+		if (i + 1 >= argc || a[0] != '-') {
+			fprintf(stderr, "vsctl: run: unexpected argument '%s'; usage: vsctl run "
+			    "[--gate accept] --home VS [--name NAME] -- CMD [ARGS...]\n", a);
+			return 2;
+		}
+		if (strcmp(a, "--home") == 0)
+			home = argv[++i];
+		else if (strcmp(a, "--name") == 0)
+			name = argv[++i];
+		else if (strcmp(a, "--gate") == 0)
+			gate = argv[++i];
+		else if (strcmp(a, "--conns-map") == 0)
+			map = argv[++i];
+		else if (strcmp(a, "--window") == 0)
+			window = argv[++i];
+		else {
+			fprintf(stderr, "vsctl: run: unknown option '%s'\n", a);
+			return 2;
+		}
+	}
+	if (strcmp(gate, "accept") != 0) {
+		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", gate);
+		return 2;
+	}
+	if (!home) {
+		fprintf(stderr, "vsctl: run: --home VS is required (where the service runs while it serves nobody)\n");
+		return 2;
+	}
+	if (i >= argc) {
+		fprintf(stderr, "vsctl: run: no command given; usage: vsctl run --home VS -- CMD [ARGS...]\n");
+		return 2;
+	}
+	if (!vs_name_valid(home)) {
+		fprintf(stderr, "vsctl: run: bad VS name '%s': it %s\n", home, vs_name_why(home));
+		return 2;
+	}
+	if (!name) {
+		const char *s = strrchr(argv[i], '/');
+
+		name = s ? s + 1 : argv[i];
+	}
+	if (!vs_name_valid(name)) {
+		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", name,
+		    vs_name_why(name));
+		return 2;
+	}
+	if (status_dir(socket_path, dir, sizeof(dir)) < 0 ||
+	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, name) < 0) {
+		fprintf(stderr, "vsctl: run: the path of %s is too long\n", socket_path);
+		return 1;
+	}
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		fprintf(stderr, "vsctl: run: cannot create %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (alive(status)) {
+		fprintf(stderr, "vsctl: run: a gated service named '%s' runs already (use --name)\n", name);
+		return 1;
+	}
+	find_gate(exe, sizeof(exe));
+	gargv[n++] = exe;
+	if (verbose)
+		gargv[n++] = "-v";
+	gargv[n++] = "--home";
+	gargv[n++] = (char *)home;
+	gargv[n++] = "--name";
+	gargv[n++] = (char *)name;
+	gargv[n++] = "--socket";
+	gargv[n++] = (char *)socket_path;
+	gargv[n++] = "--status";
+	gargv[n++] = status;
+	if (map) {
+		gargv[n++] = "--conns-map";
+		gargv[n++] = (char *)map;
+	}
+	if (window) {
+		gargv[n++] = "--window";
+		gargv[n++] = (char *)window;
+	}
+	gargv[n++] = "--";
+	gargv[n] = NULL;
+	{
+		char **all = calloc((size_t)(n + argc - i + 1), sizeof(*all));
+		int k;
+
+		if (!all)
+			return 1;
+		memcpy(all, gargv, (size_t)n * sizeof(*all));
+		for (k = i; k < argc; k++)
+			all[n++] = argv[k];
+		execvp(all[0], all);
+		fprintf(stderr, "vsctl: run: cannot start %s: %s\n", all[0], strerror(errno));
+		free(all);
+	}
+	return 1;
+}
+
+static int
+read_status(const char *path, struct buf *b)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { 2, 0 };
+	char chunk[4096];
+	ssize_t n;
+	int fd;
+
+	if (strlen(path) >= sizeof(sun.sun_path) ||
+	    (fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	strcpy(sun.sun_path, path);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		close(fd);
+		return -1;
+	}
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(b, chunk, (size_t)n);
+	close(fd);
+	while (b->len && b->p[b->len - 1] == '\n')
+		b->p[--b->len] = '\0';
+	return b->len ? 0 : -1;
+}
+
+/* Minimal readers for the supervisor's own JSON (status.c). */
+static const char *
+jfind(const char *s, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	return (p = strstr(s, pat)) ? p + strlen(pat) : NULL;
+}
+
+static void
+jstr(const char *s, const char *key, char *out, size_t len)
+{
+	const char *p = jfind(s, key);
+	size_t n;
+
+	snprintf(out, len, "-");
+	if (!p || *p != '"')
+		return;
+	n = strcspn(p + 1, "\"");
+	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p + 1);
+}
+
+static long long
+jnum(const char *s, const char *key)
+{
+	const char *p = jfind(s, key);
+
+	return p ? strtoll(p, NULL, 10) : -1;
+}
+
+static void
+print_row(const char *js)
+{
+	char name[64], home[64], vs[64];
+	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
+	const char *p, *v;
+
+	jstr(js, "name", name, sizeof(name));
+	jstr(js, "home", home, sizeof(home));
+	/* "threads": [{"tid": T, "pid": P, "bound": "vs"|null, ...}, ...] */
+	for (p = strstr(js, "{\"tid\": "); p; p = strstr(p + 1, "{\"tid\": ")) {
+		jstr(p, "bound", vs, sizeof(vs));
+		buf_printf(&bind, "%s%lld:%s", bind.len ? "," : "", jnum(p, "tid"),
+		    strcmp(vs, "-") ? vs : "?");
+	}
+	/* "vs": [{"name": N, "id": I, "served": S, "queued": Q, ...}, ...] */
+	if ((v = strstr(js, "\"vs\": [")))
+		for (p = strstr(v, "{\"name\": "); p; p = strstr(p + 1, "{\"name\": ")) {
+			jstr(p, "name", vs, sizeof(vs));
+			buf_printf(&served, "%s%s=%lld", served.len ? "," : "", vs, jnum(p, "served"));
+			if (jnum(p, "queued") > 0)
+				buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs, jnum(p, "queued"));
+		}
+	printf("%-20s %7lld %-12s %-28s %-28s %s\n", name, jnum(js, "pid"), home,
+	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
+	buf_free(&bind);
+	buf_free(&served);
+	buf_free(&queued);
+}
+
+int
+vsctl_services(int argc, char **argv, const char *socket_path, int json)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int n = 0, i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else {
+			fprintf(stderr, "vsctl: services: unexpected argument '%s'; usage: vsctl services [--json]\n", argv[i]);
+			return 2;
+		}
+	}
+	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
+		return 1;
+	if (json)
+		printf("[");
+	else
+		printf("%-20s %7s %-12s %-28s %-28s %s\n", "NAME", "PID", "HOME", "BINDING(TID:VS)",
+		    "SERVED", "QUEUED");
+	if ((d = opendir(dir))) {
+		while ((de = readdir(d))) {
+			struct buf b = { 0 };
+			size_t l = strlen(de->d_name);
+
+			if (l < 6 || strcmp(de->d_name + l - 5, ".sock") != 0)
+				continue;
+			if (path_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
+				continue;
+			if (read_status(path, &b) == 0) {
+				if (json)
+					printf("%s%s", n ? ",\n " : "", b.p);
+				else
+					print_row(b.p);
+				n++;
+			}
+			buf_free(&b);
+		}
+		closedir(d);
+	}
+	if (json)
+		printf("]\n");
+	return 0;
+}

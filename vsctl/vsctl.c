@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* vsctl: the command-line client of vsd. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "lib/proto.h"
+#include "rules/rules.h"
+#include "lib/util.h"
+#include "vsctl.h"
+
+#define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
+
+static const char *socket_path = DEFAULT_SOCKET;
+static int json;
+
+struct optspec {
+	const char *name;	/* --name; the request key has the same name */
+	int has_arg;
+};
+
+struct cmdspec {
+	const char *name;
+	int (*fn)(const struct cmdspec *c, int argc, char **argv);
+	const char *args;	/* "name", "name pid...", "" */
+	const struct optspec *opts;
+	const char *usage;
+};
+
+static int
+fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+fail(const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (json) {
+		struct buf b = { 0 };
+
+		buf_printf(&b, "{\"error\": ");
+		buf_json_str(&b, msg);
+		printf("%s}\n", b.p);
+		buf_free(&b);
+		return 1;
+	}
+	fprintf(stderr, "vsctl: %s\n", msg);
+	return 1;
+}
+
+/* Send a request, print the reply; returns the exit status. */
+static int
+call(struct buf *req, int pass_fd, int quiet_ok)
+{
+	struct buf body = { 0 };
+	unsigned status;
+	int r;
+
+	if (json)
+		proto_add(req, "json=1");
+	if ((r = proto_call(socket_path, req, pass_fd, &status, &body, 0)) < 0) {
+		buf_free(&body);
+		if (status == PROTO_STATUS_UNSENT)
+			return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
+				    strerror(-r));
+		return fail("talking to vsd at %s: %s", socket_path, strerror(-r));
+	}
+	if (status != 0) {
+		if (json) {
+			fputs(body.p, stdout);	/* {"error": ...}, for scripts */
+		} else {
+			fprintf(stderr, "vsctl: %s", body.p);
+			if (body.len == 0 || body.p[body.len - 1] != '\n')
+				fputc('\n', stderr);
+		}
+	} else if (!quiet_ok) {
+		fputs(body.p, stdout);
+	}
+	buf_free(&body);
+	return status ? 1 : 0;
+}
+
+static const struct optspec *
+find_opt(const struct cmdspec *c, const char *name, size_t len)
+{
+	const struct optspec *o;
+
+	for (o = c->opts; o && o->name; o++)
+		if (strlen(o->name) == len && strncmp(o->name, name, len) == 0)
+			return o;
+	return NULL;
+}
+
+/*
+ * Turn "NAME --opt V --flag PID..." into request pairs, by the command's spec.
+ * Options match exactly: no prefixes, so a new option never breaks a script.
+ */
+static int
+build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used)
+{
+	int i, npos = 0, want_name = strncmp(c->args, "name", 4) == 0;
+	int opt_name = strcmp(c->args, "name?") == 0;	/* conns [NAME] */
+	int rest_pids = strstr(c->args, "pid...") != NULL;
+
+	proto_add(req, c->name);
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0) {
+			i++;
+			break;
+		}
+		if (strncmp(a, "--", 2) == 0) {
+			const char *eq = strchr(a + 2, '=');
+			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+			const struct optspec *o;
+
+			if (len == 4 && strncmp(a + 2, "json", 4) == 0 && !eq) {
+				json = 1;
+				continue;
+			}
+			if (!(o = find_opt(c, a + 2, len)))
+				return fail("%s: unknown option '%s'", c->name, a);
+			if (!o->has_arg) {
+				if (eq)
+					return fail("%s: option --%s takes no value", c->name, o->name);
+				proto_addf(req, "%s=1", o->name);
+			} else if (eq) {
+				proto_addf(req, "%s=%s", o->name, eq + 1);
+			} else if (i + 1 < argc) {
+				proto_addf(req, "%s=%s", o->name, argv[++i]);
+			} else {
+				return fail("%s: option --%s needs a value", c->name, o->name);
+			}
+			continue;
+		}
+		if (want_name && npos == 0) {
+			proto_addf(req, "name=%s", a);
+		} else if (rest_pids) {
+			proto_addf(req, "pid=%s", a);
+		} else if (!used) {
+			return fail("%s: unexpected argument '%s'", c->name, a);
+		} else {
+			break;
+		}
+		npos++;
+	}
+	if (want_name && !opt_name && npos == 0)
+		return fail("%s: no VS name given; usage: vsctl %s", c->name, c->usage);
+	if (rest_pids && npos < 2)
+		return fail("%s: no pid given; usage: vsctl %s", c->name, c->usage);
+	if (used)
+		*used = i;
+	return 0;
+}
+
+static int
+do_remote(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	int r;
+
+	if ((r = build(c, argc, argv, &req, NULL)) == 0)
+		r = call(&req, -1, 0);
+	buf_free(&req);
+	return r;
+}
+
+/* Move ourselves into the VS, then become the command: its exit status is ours. */
+static int
+do_exec(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	int used = 0, r, pidfd;
+
+	if ((r = build(c, argc, argv, &req, &used)) != 0) {
+		buf_free(&req);
+		return r;
+	}
+	if (used >= argc) {
+		buf_free(&req);
+		return fail("exec: no command given; usage: vsctl %s", c->usage);
+	}
+	buf_reset(&req);
+	proto_add(&req, "exec-self");
+	proto_addf(&req, "name=%s", argv[0]);
+	if ((pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
+		return fail("exec: pidfd_open: %s", strerror(errno));
+	r = call(&req, pidfd, 1);
+	close(pidfd);
+	buf_free(&req);
+	if (r != 0)
+		return r;
+	execvp(argv[used], &argv[used]);
+	fprintf(stderr, "vsctl: exec: %s: %s\n", argv[used], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}
+
+/* The accept gate's commands parse their own arguments (vsctl/run.c). */
+static int
+do_run(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_run(argc, argv, socket_path);
+}
+
+static int
+do_services(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_services(argc, argv, socket_path, json);
+}
+
+/* check: offline, no daemon and no root; argv[-1] is "check" itself. */
+static int
+do_check(const struct cmdspec *c, int argc, char **argv)
+{
+	return vsctl_check(argc + 1, argv - 1);
+}
+
+/* apply: vsd reads the file itself (it checks who owns it), so send a full path. */
+static int
+do_apply(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	const char *file = NULL;
+	int i, prune = 0, dry = 0, r;
+	char *abs;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--prune") == 0)
+			prune = 1;
+		else if (strcmp(argv[i], "--dry-run") == 0)
+			dry = 1;
+		else if (strcmp(argv[i], "--json") == 0)
+			json = 1;
+		else if (argv[i][0] == '-' && argv[i][1])
+			return fail("apply: unknown option '%s'", argv[i]);
+		else if (file)
+			return fail("apply: one rule file at a time ('%s' is extra)", argv[i]);
+		else
+			file = argv[i];
+	}
+	if (!file)
+		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
+	if (!(abs = realpath(file, NULL)))
+		return fail("apply: %s: %s", file, strerror(errno));
+	proto_add(&req, "apply");
+	proto_addf(&req, "path=%s", abs);
+	if (prune)
+		proto_add(&req, "prune=1");
+	if (dry)
+		proto_add(&req, "dry-run=1");
+	free(abs);
+	r = call(&req, -1, 0);
+	buf_free(&req);
+	return r;
+}
+
+static const struct optspec limit_opts[] = {
+	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 },
+	/* the socket gate */
+	{ "tos", 1 }, { "dscp", 1 }, { "mark", 1 }, { "priority", 1 },
+	{ NULL, 0 },
+};
+static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
+static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, { NULL, 0 } };
+
+static const struct cmdspec cmds[] = {
+	{ "create", do_remote, "name", limit_opts,
+	  "create NAME --cpu P% [--cpu-max P%] [--mem SIZE] [--pids N] "
+	  "[--tos TOS|--dscp DSCP] [--mark N] [--priority N]" },
+	{ "set", do_remote, "name", limit_opts,
+	  "set NAME [--cpu P%] [--cpu-max P%|none] [--mem SIZE|none] [--pids N|none] "
+	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none]" },
+	{ "destroy", do_remote, "name", destroy_opts, "destroy NAME [--force]" },
+	{ "list", do_remote, "", NULL, "list [--json]" },
+	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
+	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
+	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
+	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
+	{ "services", do_services, "", NULL, "services [--json]" },
+	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
+	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
+	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },
+};
+
+static void
+usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: vsctl [--socket PATH] [--json] COMMAND [ARGS]\n\ncommands:\n");
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		fprintf(f, "  vsctl %s\n", cmds[i].usage);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *env = getenv("VSD_SOCKET");
+	size_t i;
+	int a = 1, c;
+
+	if (env && *env)
+		socket_path = env;
+	for (; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "--socket") == 0 && a + 1 < argc) {
+			socket_path = argv[++a];
+		} else if (strncmp(argv[a], "--socket=", 9) == 0) {
+			socket_path = argv[a] + 9;
+		} else if (strcmp(argv[a], "--json") == 0) {
+			json = 1;
+		} else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
+			usage(stdout);
+			return 0;
+		} else if (strcmp(argv[a], "--version") == 0) {
+			printf("vsctl %s\n", PACKAGE_VERSION);
+			return 0;
+		} else {
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (a == argc) {
+		usage(stderr);
+		return 2;
+	}
+	/* --json anywhere before "--" also shapes the errors found while parsing. */
+	for (c = a; c < argc && strcmp(argv[c], "--") != 0; c++)
+		if (strcmp(argv[c], "--json") == 0)
+			json = 1;
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(argv[a], cmds[i].name) == 0)
+			return cmds[i].fn(&cmds[i], argc - a - 1, argv + a + 1);
+	fail("unknown command '%s' (vsctl --help lists them)", argv[a]);
+	return 2;
+}

@@ -1,0 +1,465 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The rule file as a transaction on the running vsd. The file is loaded and
+ * checked first (a file with any error is refused whole), then diffed against
+ * the registry into steps. Steps run in the order that keeps the machine
+ * sane — in-place updates (processes stay in their cgroups), creates, then
+ * destroys — and the state is saved once at the end. When any step or the
+ * save fails, the steps already done are undone in reverse, so the cgroups,
+ * the registry and the state file are as they were.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apply.h"
+#include "gate-vs.h"
+#include "lib/log.h"
+#include "rules/rules.h"
+#include "state.h"
+#include "vsd.h"
+
+enum step_kind { S_UPDATE, S_CREATE, S_DESTROY };
+
+struct step {
+	enum step_kind	 kind;
+	size_t		 seq;		/* file order within a kind (qsort is not stable) */
+	char		 name[VS_NAME_MAX + 1];
+	struct vs	*vs;		/* the registry's (update), the new one (create) */
+	struct vs	 gone;		/* destroy: a copy, to create it again on undo */
+	struct vs_limits old, want;
+	struct gate_socket_cfg gold, gwant;	/* socket gate settings */
+};
+
+struct plan {
+	struct step	*v;
+	size_t		 n, cap;
+	size_t		 unchanged;
+};
+
+static const char *const kind_name[] = { "update", "create", "destroy" };
+
+static void
+want_limits(const struct rules_vs *x, struct vs_limits *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->cpu = x->cpu;
+	/* an unset limit in the file is no limit: the file is the whole truth */
+	if (x->set & RULES_SET_CPU_MAX)
+		l->cpu_max = x->cpu_max;
+	if (x->set & RULES_SET_MEM)
+		l->mem_max = x->mem_max;
+	if (x->set & RULES_SET_PIDS)
+		l->pids_max = x->pids_max;
+}
+
+/*
+ * The socket gate settings the file wants: its tos/dscp and mark, the file
+ * being the whole truth for those; SO_PRIORITY, which a rule file cannot
+ * express (its "priority" resolves rule conflicts), is kept as it is.
+ */
+static void
+want_gate(const struct rules_vs *x, const struct gate_socket_cfg *cur, struct gate_socket_cfg *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (cur && (cur->flags & VSD_CFG_PRIO)) {
+		g->flags = VSD_CFG_PRIO;
+		g->priority = cur->priority;
+	}
+	if (x->set & RULES_SET_TOS) {
+		g->flags |= VSD_CFG_TOS;
+		g->tos = x->tos;
+	}
+	if (x->set & RULES_SET_MARK) {
+		g->flags |= VSD_CFG_MARK;
+		g->mark = x->mark;
+	}
+}
+
+static int
+gate_eq(const struct gate_socket_cfg *a, const struct gate_socket_cfg *b)
+{
+	return a->flags == b->flags && a->tos == b->tos && a->mark == b->mark &&
+	    a->priority == b->priority;
+}
+
+static int
+lim_eq(const struct vs_limits *a, const struct vs_limits *b)
+{
+	return a->cpu == b->cpu && a->cpu_max == b->cpu_max && a->mem_max == b->mem_max &&
+	    a->pids_max == b->pids_max;
+}
+
+static struct step *
+add_step(struct plan *p, enum step_kind kind, const char *name)
+{
+	struct step *s;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 64;
+
+		if (!(s = realloc(p->v, cap * sizeof(*s))))
+			return NULL;
+		p->v = s;
+		p->cap = cap;
+	}
+	s = &p->v[p->n++];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->seq = p->n;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	return s;
+}
+
+static int
+by_kind(const void *a, const void *b)
+{
+	const struct step *x = a, *y = b;
+
+	if (x->kind != y->kind)
+		return (int)x->kind - (int)y->kind;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The difference between the file and the registry; refuses what cannot be done. */
+static int
+make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
+	  struct buf *errs)
+{
+	unsigned sum = 0, kept = 0;
+	size_t i, nerr = 0;
+	struct step *s;
+	char a[16], b[16];
+
+	for (i = 0; i < rs->nvs; i++) {
+		const struct rules_vs *x = &rs->vs[i];
+		struct vs *vs = reg_find(&d->reg, x->name);
+		struct gate_socket_cfg g;
+		struct vs_limits w;
+
+		want_limits(x, &w);
+		want_gate(x, vs ? &vs->gate : NULL, &g);
+		sum += w.cpu;
+		if (vs && vs->status != VS_OK) {
+			buf_printf(errs, "VS '%s': its cgroups are missing; 'vsctl destroy %s' "
+				   "first\n", x->name, x->name);
+			nerr++;
+		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g)) {
+			p->unchanged++;
+		} else {
+			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name)))
+				return -ENOMEM;
+			s->vs = vs;
+			s->want = w;
+			s->gwant = g;
+			if (vs) {
+				s->old = vs->lim;
+				s->gold = vs->gate;
+			}
+		}
+	}
+	for (i = 0; i < d->reg.n; i++) {
+		struct vs *vs = d->reg.v[i];
+		pid_t *pids = NULL;
+		size_t n = 0;
+
+		if (rules_vs_index(rs, vs->name) >= 0)
+			continue;
+		if (!(flags & APPLY_PRUNE)) {
+			kept += vs->lim.cpu;
+			continue;
+		}
+		if (vs->status == VS_OK && cg_vs_procs(&d->cg, vs, &pids, &n) == 0)
+			free(pids);
+		if (n > 0) {
+			/* destroying would kill them: that is vsctl destroy --force's job */
+			buf_printf(errs, "VS '%s' is not in the file but has %zu process%s; "
+				   "--prune removes only empty VSs\n", vs->name, n,
+				   n == 1 ? "" : "es");
+			nerr++;
+			continue;
+		}
+		if (!(s = add_step(p, S_DESTROY, vs->name)))
+			return -ENOMEM;
+		s->vs = vs;
+		s->old = vs->lim;
+	}
+	if (sum + kept > BP_MAX) {
+		buf_printf(errs, "the shares would sum to %s: the file's %s plus %s of VSs it "
+			   "does not name (--prune removes those)\n",
+			   fmt_percent(sum + kept, a, sizeof(a)), fmt_percent(sum, b, sizeof(b)),
+			   fmt_percent(kept, a, sizeof(a)));
+		nerr++;
+	}
+	qsort(p->v, p->n, sizeof(*p->v), by_kind);
+	return nerr ? -EINVAL : 0;
+}
+
+static int
+run_step(struct vsd *d, struct step *s)
+{
+	struct vs *vs;
+	int r;
+
+	switch (s->kind) {
+	case S_UPDATE:
+		s->vs->lim = s->want;
+		if ((r = cg_vs_apply(&d->cg, s->vs, &s->old)) < 0) {
+			s->vs->lim = s->old;
+			cg_vs_apply(&d->cg, s->vs, &s->want);	/* put back what was written */
+			return r;
+		}
+		s->vs->gate = s->gwant;
+		if (!gate_eq(&s->gold, &s->gwant) && (r = gate_vs_update(d, s->vs)) < 0) {
+			s->vs->gate = s->gold;
+			s->vs->lim = s->old;
+			cg_vs_apply(&d->cg, s->vs, &s->want);
+		}
+		return r;
+	case S_CREATE:
+		if (!(vs = calloc(1, sizeof(*vs))))
+			return -ENOMEM;
+		snprintf(vs->name, sizeof(vs->name), "%s", s->name);
+		vs->lim = s->want;
+		vs->gate = s->gwant;
+		if ((r = cg_vs_create(&d->cg, vs)) < 0) {
+			free(vs);
+			return r;
+		}
+		if ((r = reg_add(&d->reg, vs)) < 0) {
+			cg_vs_remove(&d->cg, vs);
+			free(vs);
+			return r;
+		}
+		/* After reg_add: the gate records the VS's id. */
+		if ((r = gate_vs_attach(d, vs)) < 0) {
+			cg_vs_remove(&d->cg, vs);
+			reg_remove(&d->reg, vs);
+			return r;
+		}
+		s->vs = vs;
+		return 0;
+	case S_DESTROY:
+		if ((r = cg_vs_remove(&d->cg, s->vs)) < 0)
+			return r;
+		if ((r = gate_vs_detach(d, s->vs)) < 0)
+			log_warnx("apply: VS %s: socket gate pins left: %s", s->name, strerror(-r));
+		s->gone = *s->vs;
+		reg_remove(&d->reg, s->vs);
+		s->vs = NULL;
+		return 0;
+	}
+	return -EINVAL;
+}
+
+static void
+undo_step(struct vsd *d, struct step *s)
+{
+	struct vs *vs;
+	int r = 0;
+
+	switch (s->kind) {
+	case S_UPDATE:
+		s->vs->lim = s->old;
+		r = cg_vs_apply(&d->cg, s->vs, &s->want);
+		if (!gate_eq(&s->gold, &s->gwant)) {
+			s->vs->gate = s->gold;
+			gate_vs_update(d, s->vs);
+		}
+		break;
+	case S_CREATE:
+		gate_vs_detach(d, s->vs);
+		r = cg_vs_remove(&d->cg, s->vs);
+		reg_remove(&d->reg, s->vs);
+		break;
+	case S_DESTROY:
+		/* it was empty: create it again, same name, id and limits */
+		if (!(vs = malloc(sizeof(*vs)))) {
+			r = -ENOMEM;
+			break;
+		}
+		*vs = s->gone;
+		/* one whose cgroups had vanished is only remembered again */
+		if ((vs->status == VS_OK && (r = cg_vs_create(&d->cg, vs)) < 0) ||
+		    (r = reg_add(&d->reg, vs)) < 0) {
+			free(vs);
+			break;
+		}
+		if (vs->status == VS_OK)
+			r = gate_vs_attach(d, vs);
+		break;
+	}
+	if (r < 0)
+		log_warnx("apply: undoing %s of VS %s failed: %s", kind_name[s->kind], s->name,
+			  strerror(-r));
+}
+
+static void
+describe(const struct plan *p, const char *path, unsigned flags, int json, struct buf *out)
+{
+	static const char *const done[] = { "updated", "created", "destroyed" };
+	size_t i, count[3] = { 0, 0, 0 };
+	char a[16], b[16];
+	int k;
+
+	for (i = 0; i < p->n; i++)
+		count[p->v[i].kind]++;
+	if (json) {
+		buf_printf(out, "{\"file\": ");
+		buf_json_str(out, path);
+		buf_printf(out, ", \"dry_run\": %s", flags & APPLY_DRY_RUN ? "true" : "false");
+		for (k = 0; k < 3; k++) {
+			int first = 1;
+
+			buf_printf(out, ", \"%s\": [", done[k]);
+			for (i = 0; i < p->n; i++) {
+				if ((int)p->v[i].kind != k)
+					continue;
+				buf_printf(out, "%s", first ? "" : ", ");
+				buf_json_str(out, p->v[i].name);
+				first = 0;
+			}
+			buf_printf(out, "]");
+		}
+		buf_printf(out, ", \"unchanged\": %zu}\n", p->unchanged);
+		return;
+	}
+	for (i = 0; i < p->n; i++) {
+		const struct step *s = &p->v[i];
+
+		buf_printf(out, "%s %s", flags & APPLY_DRY_RUN ? kind_name[s->kind] :
+			   done[s->kind], s->name);
+		if (s->kind != S_DESTROY && s->old.cpu != s->want.cpu)
+			buf_printf(out, " cpu %s%s%s", s->kind == S_UPDATE ?
+				   fmt_percent(s->old.cpu, a, sizeof(a)) : "",
+				   s->kind == S_UPDATE ? " -> " : "",
+				   fmt_percent(s->want.cpu, b, sizeof(b)));
+		buf_printf(out, "\n");
+	}
+	buf_printf(out, "%s: %s%zu created, %zu updated, %zu destroyed, %zu unchanged\n", path,
+		   flags & APPLY_DRY_RUN ? "would be: " : "", count[S_CREATE], count[S_UPDATE],
+		   count[S_DESTROY], p->unchanged);
+}
+
+int
+rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
+		 struct buf *out, struct buf *errs)
+{
+	struct plan p = { 0 };
+	struct rules *rs = NULL;
+	uint32_t next_id = d->reg.next_id;
+	size_t i;
+	int r;
+
+	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
+		goto out;
+	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (flags & APPLY_DRY_RUN))
+		goto out;
+	for (i = 0; i < p.n; i++) {
+		if ((r = run_step(d, &p.v[i])) < 0) {
+			buf_printf(errs, "%s VS %s failed: %s; nothing changed\n",
+				   kind_name[p.v[i].kind], p.v[i].name, strerror(-r));
+			break;
+		}
+	}
+	if (r == 0 && p.n > 0 && (r = state_save(d->state_dir, &d->reg)) < 0)
+		buf_printf(errs, "cannot save the state: %s; nothing changed\n", strerror(-r));
+	if (r < 0) {
+		while (i-- > 0)
+			undo_step(d, &p.v[i]);
+		d->reg.next_id = next_id;
+		goto out;
+	}
+	log_info("applied %s: %zu steps, %zu VSs unchanged", path, p.n, p.unchanged);
+	/* the compiled rules the gates consult from now on */
+	rules_free(d->rules);
+	d->rules = rs;
+	rs = NULL;
+	if (path != d->rules_path) {
+		char *copy = strdup(path);
+
+		if (copy) {
+			free(d->rules_path);
+			d->rules_path = copy;
+		}
+	}
+	d->rules_owner = owner;
+out:
+	if (r == 0)
+		describe(&p, path, flags, json, out);
+	rules_free(rs);
+	free(p.v);
+	return r;
+}
+
+int
+rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct buf *errs)
+{
+	if (!d->rules_path) {
+		buf_printf(errs, "no rule file to reload: start vsd with --rules FILE or "
+			   "vsctl apply one\n");
+		return -ENOENT;
+	}
+	return rules_apply_file(d, d->rules_path, d->rules_owner, flags, json, out, errs);
+}
+
+void
+rules_release(struct vsd *d)
+{
+	rules_free(d->rules);
+	d->rules = NULL;
+	free(d->rules_path);
+	d->rules_path = NULL;
+}
+
+static unsigned
+req_flags(const struct request *req)
+{
+	return (req_flag(req, "prune") ? APPLY_PRUNE : 0) |
+	    (req_flag(req, "dry-run") ? APPLY_DRY_RUN : 0);
+}
+
+/* The errors, all of them, as the reply's message (not rep->err's one line). */
+static int
+refuse(struct reply *rep, const char *cmd, int r, struct buf *errs)
+{
+	buf_reset(&rep->out);
+	if (errs->len && errs->p[errs->len - 1] == '\n')
+		errs->p[--errs->len] = '\0';
+	buf_printf(&rep->out, "%s: refused, nothing changed:\n%s", cmd,
+		   errs->p ? errs->p : strerror(-r));
+	return r < 0 ? r : -EINVAL;
+}
+
+int
+cmd_apply(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	const char *path = req_get(req, "path");
+	struct buf errs = { 0 };
+	int r;
+
+	if (!path || path[0] != '/')
+		return reply_err(rep, -EINVAL, "apply: no absolute rule file path given");
+	r = rules_apply_file(d, path, rep->peer_uid, req_flags(req), rep->json, &rep->out, &errs);
+	if (r < 0)
+		r = refuse(rep, req->argv[0], r, &errs);
+	buf_free(&errs);
+	return r;
+}
+
+int
+cmd_reload(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	struct buf errs = { 0 };
+	int r;
+
+	r = rules_reload(d, req_flags(req), rep->json, &rep->out, &errs);
+	if (r < 0)
+		r = refuse(rep, req->argv[0], r, &errs);
+	buf_free(&errs);
+	return r;
+}

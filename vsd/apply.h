@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Applying a rule file to the running vsd as one transaction (vsd side of
+ * `vsctl apply`, `vsctl reload`, SIGHUP and `vsd --rules`).
+ */
+#ifndef VSD_RULES_APPLY_H
+#define VSD_RULES_APPLY_H
+
+#include <sys/types.h>
+
+#include "lib/buf.h"
+#include "lib/proto.h"
+
+struct vsd;
+struct reply;
+
+#define APPLY_PRUNE	(1u << 0)	/* destroy VSs the file does not name (empty ones only) */
+#define APPLY_DRY_RUN	(1u << 1)	/* say what would change; change nothing */
+
+/*
+ * Load path (as owner: files must belong to root or owner), diff it against
+ * the registry and apply the difference: updates in place, then creates, then
+ * destroys; then save the state. If a step fails, the steps done are undone in
+ * reverse and nothing changes. out gets the report, errs the reasons.
+ */
+int rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
+		     struct buf *out, struct buf *errs);
+/* Re-read the file last applied (or given with --rules); SIGHUP calls it. */
+int rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct buf *errs);
+void rules_release(struct vsd *d);
+
+int cmd_apply(struct vsd *d, const struct request *req, struct reply *rep);
+int cmd_reload(struct vsd *d, const struct request *req, struct reply *rep);
+
+#endif

@@ -136,3 +136,8 @@ endif
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
 TESTS += tests/insulation-tiny.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh
+
+# The unit tests alone (no root, no kernel features): debian/rules runs them
+# at package build time.
+print-unit-tests:
+	@echo $(UNIT_TESTS)

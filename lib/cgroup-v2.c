@@ -13,7 +13,6 @@
 #include "log.h"
 
 #define V2_PERIOD_US	100000ULL
-#define V2_DAEMON_LEAF	".daemon"	/* not a valid VS name, so it cannot collide */
 
 static int
 has_word(const char *list, const char *word)
@@ -63,7 +62,7 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	if (!(h->roles & (CG_R_CPU | CG_R_MEM | CG_R_PIDS)))
 		return 0;	/* hybrid cgroup2: no controllers, no rule to obey */
 	if ((r = path_fmt(owndir, sizeof(owndir), "%s%s", h->mnt, strcmp(own, "/") ? own : "")) < 0 ||
-	    (r = path_fmt(leaf, sizeof(leaf), "%s/%s", base, V2_DAEMON_LEAF)) < 0)
+	    (r = path_fmt(leaf, sizeof(leaf), "%s/%s", base, CG_DAEMON_LEAF)) < 0)
 		return r;
 	if ((r = cg_read(owndir, "cgroup.controllers", ctl, sizeof(ctl))) < 0)
 		return r;
@@ -78,9 +77,10 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	 */
 	if ((r = cg_mkdir(cg, leaf)) < 0)
 		return r;
-	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	snprintf(pid, sizeof(pid), "%d", (int)(cg->leaf_pid ? cg->leaf_pid : getpid()));
 	if ((r = cg_write(leaf, "cgroup.procs", pid)) < 0) {
-		log_warnx("move vsd into %s: %s", leaf, strerror(-r));
+		log_warnx("move %s into %s: %s", cg->leaf_pid ? "the scope's keeper" : "vsd",
+			  leaf, strerror(-r));
 		return r;
 	}
 	if (strcmp(own, "/") != 0 && (r = v2_delegate(owndir, "+cpu +memory +pids")) < 0)

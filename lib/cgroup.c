@@ -166,6 +166,21 @@ cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
 }
 
 int
+cg_set_own(struct cg_ctx *cg, const char *own)
+{
+	struct cg_hier *h = &cg->hier[0];
+	int r;
+
+	if (cg->layout != CG_UNIFIED || cg->nhier != 1)
+		return -EINVAL;
+	if ((r = path_fmt(h->base, sizeof(h->base), "%s%s/%s", h->mnt,
+			  strcmp(own, "/") ? own : "", cg->root)) < 0)
+		return r;
+	snprintf(h->own, sizeof(h->own), "%s", own);
+	return 0;
+}
+
+int
 cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, const char *root)
 {
 	char unified[PATH_MAX];
@@ -275,6 +290,13 @@ cg_release(struct cg_ctx *cg)
 	int i;
 
 	for (i = cg->nhier - 1; i >= 0; i--) {
+		char leaf[PATH_MAX];
+
+		/* The keeper of a systemd scope has left .daemon; vsd itself
+		 * cannot leave it (see vsd(8), BUGS), and then this fails. */
+		if (cg->leaf_pid && path_fmt(leaf, sizeof(leaf), "%s/%s", cg->hier[i].base,
+					     CG_DAEMON_LEAF) == 0)
+			rmdir(leaf);
 		if (cg->rmdir_hook)
 			cg->rmdir_hook(cg->hier[i].base);
 		rmdir(cg->hier[i].base);	/* fails, as it should, while VSs remain */

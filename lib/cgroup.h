@@ -24,6 +24,10 @@ enum cg_layout { CG_UNIFIED, CG_HYBRID, CG_LEGACY };
 #define CG_R_BPF	(1u << 4)	/* cgroup2: where the gates attach */
 #define CG_R_PRIMARY	(1u << 5)	/* the one whose cgroup.procs vsd reads */
 
+/* Pure v2: the leaf of <root> that holds the process enabling controllers
+ * for the VSs (not a valid VS name, so it cannot collide). */
+#define CG_DAEMON_LEAF	".daemon"
+
 struct cg_ctx;
 struct cg_hier;
 
@@ -61,6 +65,10 @@ struct cg_ctx {
 	unsigned	 ncpu;
 	int		 nhier;
 	struct cg_hier	 hier[CG_HIER_MAX];
+	/* Pure v2: the process that holds <root>/.daemon, so that the tree can
+	 * enable controllers for its children. 0: vsd itself; on a systemd host
+	 * the keeper of the VSs' scope (vsd/scope.c). */
+	pid_t		 leaf_pid;
 	/* Tests only: stand in for the kernel, which creates a cgroup's interface
 	 * files on mkdir and removes them on rmdir. */
 	int		(*mkdir_hook)(const char *dir);
@@ -75,6 +83,9 @@ int cg_init(struct cg_ctx *cg, const char *mnt_root, const char *proc_cgroup, co
 /* As cg_init, for a given layout; the unit tests use it on a directory tree. */
 int cg_init_layout(struct cg_ctx *cg, enum cg_layout l, const char *mnt_root,
 		   const char *proc_cgroup, const char *root);
+/* Put the VSs under own (a cgroup2 path such as "/vsd.slice/vsd-x.scope")
+ * instead of the cgroup vsd runs in; pure v2 only. */
+int cg_set_own(struct cg_ctx *cg, const char *own);
 /* Create the cgroup-root directories (and delegate controllers on v2). */
 int cg_prepare(struct cg_ctx *cg);
 /* Interface-file access for the backends: dir/file; 0 or -errno. */
@@ -88,7 +99,8 @@ int cg_pids_current(const char *dir, uint64_t *n);
 
 /* mkdir that adopts an existing directory; for the backends. */
 int cg_mkdir(struct cg_ctx *cg, const char *dir);
-/* Remove the cgroup-root directories if they are empty (no VSs left). */
+/* Remove the cgroup-root directories if they are empty (no VSs left); on
+ * pure v2 the .daemon leaf too, once the leaf_pid has left it. */
 void cg_release(struct cg_ctx *cg);
 
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);

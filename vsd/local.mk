@@ -2,7 +2,8 @@
 # vsd: the daemon. vsd.c (start-up, adoption, signals), control.c (the
 # control socket), one file per group of commands (cmd-*.c), the registry
 # and its state file, the per-VS side of the socket gate (gate-vs.c) and
-# rule-file application (apply.c), plus its systemd unit.
+# rule-file application (apply.c), the VSs' systemd scope (scope.c), the
+# readiness protocol (sd-notify.c), `vsd --check` (features.c), and the unit.
 # Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
 # tests/rules-apply.sh, tests/unit/test-state.c.
 
@@ -18,15 +19,16 @@ vsd_vsd_SOURCES = \
 	vsd/control.c \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/gate-vs.c vsd/gate-vs.h \
-	vsd/apply.c vsd/apply.h
+	vsd/apply.c vsd/apply.h \
+	vsd/scope.c vsd/scope.h \
+	vsd/sd-notify.c vsd/sd-notify.h \
+	vsd/features.c vsd/features.h
 vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATESOCKET_LIBS)
 
-# The systemd unit (installed under $(prefix), so that 'make distcheck' and
-# DESTDIR installs work without root).
-systemdunitdir = $(prefix)/lib/systemd/system
-systemdunit_DATA = vsd/vsd.service
+# The systemd unit, in --with-systemdsystemunitdir (configure.ac).
+systemdsystemunit_DATA = vsd/vsd.service
 EXTRA_DIST += vsd/vsd.service.in
 CLEANFILES += vsd/vsd.service
 vsd/vsd.service: $(srcdir)/vsd/vsd.service.in Makefile
-	$(AM_V_GEN)$(MKDIR_P) vsd && sed -e 's|@sbindir[@]|$(sbindir)|g' $(srcdir)/vsd/vsd.service.in >$@.tmp && \
+	$(AM_V_GEN)$(MKDIR_P) vsd && sed -e 's|@sbindir[@]|$(sbindir)|g' -e 's|@sysconfdir[@]|$(sysconfdir)|g' $(srcdir)/vsd/vsd.service.in >$@.tmp && \
 	mv $@.tmp $@

@@ -18,6 +18,9 @@
 #include "gate-vs.h"
 #include "lib/log.h"
 #include "apply.h"
+#include "features.h"
+#include "scope.h"
+#include "sd-notify.h"
 #include "state.h"
 #include "vsd.h"
 
@@ -29,7 +32,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
-		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n");
+		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
+		   "       vsd --check\n");
 }
 
 /* The directory the control socket goes in (/run/vsd), made if missing. */
@@ -67,10 +71,48 @@ lock_state_dir(const char *dir)
 	return fd;
 }
 
-/* Take over the VSs of an earlier run; a vanished cgroup is reported, not recreated. */
+/*
+ * The first vsd since the machine booted? The state directory remembers the
+ * boot id of the last run (state/boot_id). After a reboot every VS's cgroup
+ * is gone, and that is no accident: the VSs are made again, empty, with
+ * their limits (their processes went with the reboot).
+ */
+static int
+first_run_since_boot(const char *state_dir)
+{
+	char path[PATH_MAX], now[64], last[64];
+
+	if (read_file("/proc/sys/kernel/random/boot_id", now, sizeof(now)) < 0 ||
+	    path_fmt(path, sizeof(path), "%s/boot_id", state_dir) < 0)
+		return 0;
+	if (read_file(path, last, sizeof(last)) == 0 && strcmp(now, last) == 0)
+		return 0;
+	if (write_file_atomic(state_dir, "boot_id", now, strlen(now)) < 0)
+		log_warnx("cannot record the boot id in %s", state_dir);
+	return 1;
+}
+
+/* After a reboot: make a VS's cgroups again, with its limits. */
+static int
+recreate(struct vsd *d, struct vs *vs)
+{
+	int r;
+
+	if ((r = cg_vs_create(&d->cg, vs)) < 0) {
+		log_warnx("VS %s: cannot make its cgroups again after the reboot: %s",
+			  vs->name, strerror(-r));
+		return r;
+	}
+	log_info("VS %s: made again after the reboot", vs->name);
+	return 0;
+}
+
+/* Take over the VSs of an earlier run; a cgroup that vanished while vsd was
+ * away is reported, not recreated, unless the machine rebooted since. */
 static void
 adopt(struct vsd *d)
 {
+	int rebooted = first_run_since_boot(d->state_dir);
 	char dir[PATH_MAX];
 	struct stat st;
 	size_t i;
@@ -78,7 +120,7 @@ adopt(struct vsd *d)
 	for (i = 0; i < d->reg.n; i++) {
 		struct vs *vs = d->reg.v[i];
 
-		if (!cg_vs_exists(&d->cg, vs)) {
+		if (!cg_vs_exists(&d->cg, vs) && (!rebooted || recreate(d, vs) < 0)) {
 			vs->status = VS_MISSING;
 			log_warnx("VS %s: its cgroup disappeared while vsd was away; "
 				  "'vsctl destroy %s' forgets it", vs->name, vs->name);
@@ -96,6 +138,39 @@ adopt(struct vsd *d)
 				  "are not marked until 'vsctl set' or a restart succeeds", vs->name);
 		log_debug("adopted VS %s", vs->name);
 	}
+}
+
+/*
+ * On a systemd host the VSs live in a scope of their own (scope.c): adopt
+ * it or make it, and put the tree there.
+ */
+static void
+place_tree(struct vsd *d, const char *root)
+{
+	char own[PATH_MAX];
+	pid_t keeper;
+	int r;
+
+	if (!scope_wanted(&d->cg))
+		return;
+	if ((r = scope_ensure(root, d->cg.hier[0].mnt, &keeper)) < 0)
+		fatalx("cannot make the systemd scope for the VSs: %s (see above)", strerror(-r));
+	if ((r = scope_cgroup(root, own, sizeof(own))) < 0 || (r = cg_set_own(&d->cg, own)) < 0)
+		fatalx("scope cgroup path: %s", strerror(-r));
+	d->cg.leaf_pid = keeper;
+}
+
+/* vsd stops with no VS: nothing of this instance stays (cgroups, pins, scope). */
+static void
+release_empty(struct vsd *d)
+{
+	if (d->reg.n != 0)
+		return;
+	if (d->cg.leaf_pid)
+		scope_stop_keeper(d->cg.leaf_pid);
+	cg_release(&d->cg);
+	if (d->gate)
+		gate_socket_purge(d->gate);
 }
 
 static int
@@ -172,15 +247,19 @@ main(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "check", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
 			 .group = (gid_t)-1 };
 	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
 	char *rules_abs = NULL;
-	int foreground = 0, verbose = 0, c, r, lfd, sfd, adopted = 0;
+	int foreground = 0, verbose = 0, check = 0, c, r, lfd, sfd, adopted = 0;
 
-	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vh", opts, NULL)) != -1) {
+	/* The scope's keeper (scope.c): no options, no logging, nothing else. */
+	if (argc == 2 && strcmp(argv[1], "--keeper") == 0)
+		keeper_main();
+	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vhC", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = 1; break;
 		case 's': d.socket_path = optarg; break;
@@ -190,6 +269,7 @@ main(int argc, char **argv)
 		case 'R': rules = optarg; break;
 		case 'v': verbose++; break;
 		case 'h': usage(stdout); return 0;
+		case 'C': check = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -198,6 +278,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 	log_init(1, verbose, "vsd");
+	if (check) {
+		struct cg_ctx cg;
+
+		return features_print(cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", root) == 0 ?
+				      &cg : NULL);
+	}
 	if (!vs_name_valid(root))
 		fatalx("--cgroup-root '%s' %s", root, vs_name_why(root));
 	if (group) {
@@ -216,6 +302,7 @@ main(int argc, char **argv)
 	lock_state_dir(d.state_dir);
 	if ((r = cg_init(&d.cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
+	place_tree(&d, root);
 	if ((r = state_load(d.state_dir, &d.reg)) < 0)
 		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
 	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
@@ -236,8 +323,7 @@ main(int argc, char **argv)
 	}
 	if ((r = cg_prepare(&d.cg)) < 0) {
 		unlink(d.socket_path);
-		if (d.gate && d.reg.n == 0)
-			gate_socket_purge(d.gate);
+		release_empty(&d);
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
 	adopt(&d);
@@ -247,11 +333,7 @@ main(int argc, char **argv)
 		if ((r = rules_apply_file(&d, rules_abs, geteuid(), 0, 0, &out, &errs)) < 0) {
 			fputs(errs.p ? errs.p : "", stderr);
 			unlink(d.socket_path);
-			if (d.reg.n == 0) {
-				cg_release(&d.cg);
-				if (d.gate)
-					gate_socket_purge(d.gate);
-			}
+			release_empty(&d);
 			fatalx("--rules %s: refused, nothing changed", rules);
 		}
 		buf_free(&out);
@@ -268,17 +350,17 @@ main(int argc, char **argv)
 			fatal("daemon");
 		log_init(0, verbose, "vsd");
 	}
+	/* Type=notify: systemd (and "systemctl start") wait for this. */
+	sd_notifyf("READY=1\nSTATUS=%zu VS%s, %s cgroups under %s", d.reg.n, d.reg.n == 1 ? "" : "s",
+		   cg_layout_name(d.cg.layout), d.cg.hier[0].base);
 	r = loop(&d, lfd, sfd);
+	sd_notifyf("STOPPING=1");
 	close(lfd);
 	unlink(d.socket_path);
-	if (d.reg.n == 0) {
-		cg_release(&d.cg);
-		/* No VS left: nothing of this instance stays pinned either. */
-		if (d.gate)
-			gate_socket_purge(d.gate);
-	} else {
+	if (d.reg.n == 0)
+		release_empty(&d);
+	else
 		gate_socket_close(d.gate);
-	}
 	rules_release(&d);
 	reg_free(&d.reg);
 	return r;

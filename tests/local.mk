@@ -138,6 +138,9 @@ TESTS += tests/insulation-tiny.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh
 
 # The unit tests alone (no root, no kernel features): debian/rules runs them
-# at package build time.
+# at package build time. The integration tests alone: the VM tier
+# (tests/vm/guest.sh) runs them on Debian 12's kernel and systemd.
 print-unit-tests:
 	@echo $(UNIT_TESTS)
+print-integration-tests:
+	@for t in $(TESTS); do case " $(UNIT_TESTS) " in *" $$t "*) ;; *) echo $$t ;; esac; done

@@ -79,13 +79,17 @@ find_gate(char *buf, size_t len)
 	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
 }
 
-int
-vsctl_run(int argc, char **argv, const char *socket_path)
+struct run_opts {
+	const char *home, *name, *gate, *map, *window;
+	int	 verbose;
+	int	 cmd;		/* argv index of the service's command */
+};
+
+/* vsctl run's options, up to "--" and the command; 0, or an exit status. */
+static int
+run_parse(int argc, char **argv, struct run_opts *o)
 {
-	const char *home = NULL, *name = NULL, *gate = "accept", *map = NULL, *window = NULL;
-	char dir[PATH_MAX], status[PATH_MAX], exe[PATH_MAX];
-	char *gargv[32];
-	int i, n = 0, verbose = 0;
+	int i;
 
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
@@ -95,7 +99,7 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 			break;
 		}
 		if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
-			verbose = 1;
+			o->verbose = 1;
 			continue;
 		}
 		if (i + 1 >= argc || a[0] != '-') {
@@ -104,48 +108,107 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 			return 2;
 		}
 		if (strcmp(a, "--home") == 0)
-			home = argv[++i];
+			o->home = argv[++i];
 		else if (strcmp(a, "--name") == 0)
-			name = argv[++i];
+			o->name = argv[++i];
 		else if (strcmp(a, "--gate") == 0)
-			gate = argv[++i];
+			o->gate = argv[++i];
 		else if (strcmp(a, "--conns-map") == 0)
-			map = argv[++i];
+			o->map = argv[++i];
 		else if (strcmp(a, "--window") == 0)
-			window = argv[++i];
+			o->window = argv[++i];
 		else {
 			fprintf(stderr, "vsctl: run: unknown option '%s'\n", a);
 			return 2;
 		}
 	}
-	if (strcmp(gate, "accept") != 0) {
-		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", gate);
+	o->cmd = i;
+	return 0;
+}
+
+/* What the options must say; the service's name defaults to its command's. */
+static int
+run_check(int argc, char **argv, struct run_opts *o)
+{
+	if (strcmp(o->gate, "accept") != 0) {
+		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", o->gate);
 		return 2;
 	}
-	if (!home) {
+	if (!o->home) {
 		fprintf(stderr, "vsctl: run: --home VS is required (where the service runs while it serves nobody)\n");
 		return 2;
 	}
-	if (i >= argc) {
+	if (o->cmd >= argc) {
 		fprintf(stderr, "vsctl: run: no command given; usage: vsctl run --home VS -- CMD [ARGS...]\n");
 		return 2;
 	}
-	if (!vs_name_valid(home)) {
-		fprintf(stderr, "vsctl: run: bad VS name '%s': it %s\n", home, vs_name_why(home));
+	if (!vs_name_valid(o->home)) {
+		fprintf(stderr, "vsctl: run: bad VS name '%s': it %s\n", o->home, vs_name_why(o->home));
 		return 2;
 	}
-	if (!name) {
-		const char *s = strrchr(argv[i], '/');
+	if (!o->name) {
+		const char *s = strrchr(argv[o->cmd], '/');
 
-		name = s ? s + 1 : argv[i];
+		o->name = s ? s + 1 : argv[o->cmd];
 	}
-	if (!vs_name_valid(name)) {
-		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", name,
-		    vs_name_why(name));
+	if (!vs_name_valid(o->name)) {
+		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", o->name,
+		    vs_name_why(o->name));
 		return 2;
 	}
+	return 0;
+}
+
+/* Become vsd-gate with the options it takes, then "--" and the command. */
+static int
+run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socket_path,
+    const char *status)
+{
+	char exe[PATH_MAX], **all;
+	int n = 0, k;
+
+	if (!(all = calloc((size_t)(16 + argc - o->cmd), sizeof(*all))))
+		return 1;
+	find_gate(exe, sizeof(exe));
+	all[n++] = exe;
+	if (o->verbose)
+		all[n++] = "-v";
+	all[n++] = "--home";
+	all[n++] = (char *)o->home;
+	all[n++] = "--name";
+	all[n++] = (char *)o->name;
+	all[n++] = "--socket";
+	all[n++] = (char *)socket_path;
+	all[n++] = "--status";
+	all[n++] = (char *)status;
+	if (o->map) {
+		all[n++] = "--conns-map";
+		all[n++] = (char *)o->map;
+	}
+	if (o->window) {
+		all[n++] = "--window";
+		all[n++] = (char *)o->window;
+	}
+	all[n++] = "--";
+	for (k = o->cmd; k < argc; k++)
+		all[n++] = argv[k];
+	execvp(all[0], all);
+	fprintf(stderr, "vsctl: run: cannot start %s: %s\n", all[0], strerror(errno));
+	free(all);
+	return 1;
+}
+
+int
+vsctl_run(int argc, char **argv, const char *socket_path)
+{
+	struct run_opts o = { .gate = "accept" };
+	char dir[PATH_MAX], status[PATH_MAX];
+	int r;
+
+	if ((r = run_parse(argc, argv, &o)) != 0 || (r = run_check(argc, argv, &o)) != 0)
+		return r;
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0 ||
-	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, name) < 0) {
+	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0) {
 		fprintf(stderr, "vsctl: run: the path of %s is too long\n", socket_path);
 		return 1;
 	}
@@ -154,45 +217,10 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 		return 1;
 	}
 	if (alive(status)) {
-		fprintf(stderr, "vsctl: run: a gated service named '%s' runs already (use --name)\n", name);
+		fprintf(stderr, "vsctl: run: a gated service named '%s' runs already (use --name)\n", o.name);
 		return 1;
 	}
-	find_gate(exe, sizeof(exe));
-	gargv[n++] = exe;
-	if (verbose)
-		gargv[n++] = "-v";
-	gargv[n++] = "--home";
-	gargv[n++] = (char *)home;
-	gargv[n++] = "--name";
-	gargv[n++] = (char *)name;
-	gargv[n++] = "--socket";
-	gargv[n++] = (char *)socket_path;
-	gargv[n++] = "--status";
-	gargv[n++] = status;
-	if (map) {
-		gargv[n++] = "--conns-map";
-		gargv[n++] = (char *)map;
-	}
-	if (window) {
-		gargv[n++] = "--window";
-		gargv[n++] = (char *)window;
-	}
-	gargv[n++] = "--";
-	gargv[n] = NULL;
-	{
-		char **all = calloc((size_t)(n + argc - i + 1), sizeof(*all));
-		int k;
-
-		if (!all)
-			return 1;
-		memcpy(all, gargv, (size_t)n * sizeof(*all));
-		for (k = i; k < argc; k++)
-			all[n++] = argv[k];
-		execvp(all[0], all);
-		fprintf(stderr, "vsctl: run: cannot start %s: %s\n", all[0], strerror(errno));
-		free(all);
-	}
-	return 1;
+	return run_exec_gate(argc, argv, &o, socket_path, status);
 }
 
 static int

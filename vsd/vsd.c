@@ -235,8 +235,14 @@ loop(struct vsd *d, int lfd, int sfd)
 	}
 }
 
-int
-main(int argc, char **argv)
+struct options {
+	const char	*root, *group, *rules;
+	int		 foreground, verbose, check;
+};
+
+/* The command line: -1 to go on, else the exit status. */
+static int
+parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 {
 	static const struct option opts[] = {
 		{ "foreground", no_argument, NULL, 'f' },
@@ -250,26 +256,19 @@ main(int argc, char **argv)
 		{ "check", no_argument, NULL, 'C' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
-			 .group = (gid_t)-1 };
-	const char *root = DEFAULT_ROOT, *group = NULL, *rules = NULL;
-	char *rules_abs = NULL;
-	int foreground = 0, verbose = 0, check = 0, c, r, lfd, sfd, adopted = 0;
+	int c;
 
-	/* The scope's keeper (scope.c): no options, no logging, nothing else. */
-	if (argc == 2 && strcmp(argv[1], "--keeper") == 0)
-		keeper_main();
 	while ((c = getopt_long(argc, argv, "fs:d:r:g:R:vhC", opts, NULL)) != -1) {
 		switch (c) {
-		case 'f': foreground = 1; break;
-		case 's': d.socket_path = optarg; break;
-		case 'd': d.state_dir = optarg; break;
-		case 'r': root = optarg; break;
-		case 'g': group = optarg; break;
-		case 'R': rules = optarg; break;
-		case 'v': verbose++; break;
+		case 'f': o->foreground = 1; break;
+		case 's': d->socket_path = optarg; break;
+		case 'd': d->state_dir = optarg; break;
+		case 'r': o->root = optarg; break;
+		case 'g': o->group = optarg; break;
+		case 'R': o->rules = optarg; break;
+		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 0;
-		case 'C': check = 1; break;
+		case 'C': o->check = 1; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -277,78 +276,125 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	log_init(1, verbose, "vsd");
-	if (check) {
-		struct cg_ctx cg;
+	return -1;
+}
 
-		return features_print(cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", root) == 0 ?
-				      &cg : NULL);
+/* The socket gate needs cgroup2 (hybrid or pure v2); legacy hosts run without. */
+static void
+open_socket_gate(struct vsd *d, const char *root)
+{
+	int adopted = 0, r;
+
+	if (d->cg.layout == CG_LEGACY) {
+		log_warnx("no cgroup2 hierarchy: the socket gate is off");
+		return;
 	}
-	if (!vs_name_valid(root))
-		fatalx("--cgroup-root '%s' %s", root, vs_name_why(root));
-	if (group) {
-		struct group *gr = getgrnam(group);
+	if ((r = gate_socket_open(root, &d->gate, &adopted)) < 0) {
+		unlink(d->socket_path);
+		fatalx("cannot set up the socket gate: %s (see above)", strerror(-r));
+	}
+	log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
+		 gate_socket_pindir(d->gate));
+}
+
+/* --rules at start: a file that does not check stops vsd and changes nothing. */
+static void
+apply_rules_at_start(struct vsd *d, const char *path, const char *given)
+{
+	struct buf out = { 0 }, errs = { 0 };
+
+	if (rules_apply_file(d, path, geteuid(), 0, 0, &out, &errs) < 0) {
+		fputs(errs.p ? errs.p : "", stderr);
+		unlink(d->socket_path);
+		release_empty(d);
+		fatalx("--rules %s: refused, nothing changed", given);
+	}
+	buf_free(&out);
+	buf_free(&errs);
+}
+
+/*
+ * Everything before serving: the state directory's lock, the cgroup tree
+ * (in a systemd scope where systemd manages cgroups), the state, the control
+ * socket, the socket gate, adoption, the rule file. Returns the listening
+ * socket; any failure is fatal and leaves an empty instance behind.
+ */
+static int
+start_up(struct vsd *d, const struct options *o)
+{
+	char *rules_abs = NULL;
+	int r, lfd;
+
+	if (!vs_name_valid(o->root))
+		fatalx("--cgroup-root '%s' %s", o->root, vs_name_why(o->root));
+	if (o->group) {
+		struct group *gr = getgrnam(o->group);
 
 		if (!gr)
-			fatalx("--group %s: no such group", group);
-		d.group = gr->gr_gid;
+			fatalx("--group %s: no such group", o->group);
+		d->group = gr->gr_gid;
 	}
 	if (geteuid() != 0)
 		fatalx("must run as root");
 	/* absolute: reload must find it after daemon() changed to / */
-	if (rules && !(rules_abs = realpath(rules, NULL)))
-		fatal("--rules %s", rules);
+	if (o->rules && !(rules_abs = realpath(o->rules, NULL)))
+		fatal("--rules %s", o->rules);
 
-	lock_state_dir(d.state_dir);
-	if ((r = cg_init(&d.cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0)
+	lock_state_dir(d->state_dir);
+	if ((r = cg_init(&d->cg, "/sys/fs/cgroup", "/proc/self/cgroup", o->root)) < 0)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
-	place_tree(&d, root);
-	if ((r = state_load(d.state_dir, &d.reg)) < 0)
-		fatalx("cannot load the state in %s: %s", d.state_dir, strerror(-r));
+	place_tree(d, o->root);
+	if ((r = state_load(d->state_dir, &d->reg)) < 0)
+		fatalx("cannot load the state in %s: %s", d->state_dir, strerror(-r));
 	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
-	if ((r = mkdir_parent(d.socket_path, 0755)) < 0)
-		fatalx("cannot create the directory of %s: %s", d.socket_path, strerror(-r));
-	if ((lfd = control_listen(d.socket_path, d.group)) < 0)
-		fatalx("cannot listen on %s: %s", d.socket_path, strerror(-lfd));
-	/* The socket gate needs cgroup2 (hybrid or pure v2); legacy hosts run without. */
-	if (d.cg.layout != CG_LEGACY) {
-		if ((r = gate_socket_open(root, &d.gate, &adopted)) < 0) {
-			unlink(d.socket_path);
-			fatalx("cannot set up the socket gate: %s (see above)", strerror(-r));
-		}
-		log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
-			 gate_socket_pindir(d.gate));
-	} else {
-		log_warnx("no cgroup2 hierarchy: the socket gate is off");
-	}
-	if ((r = cg_prepare(&d.cg)) < 0) {
-		unlink(d.socket_path);
-		release_empty(&d);
+	if ((r = mkdir_parent(d->socket_path, 0755)) < 0)
+		fatalx("cannot create the directory of %s: %s", d->socket_path, strerror(-r));
+	if ((lfd = control_listen(d->socket_path, d->group)) < 0)
+		fatalx("cannot listen on %s: %s", d->socket_path, strerror(-lfd));
+	open_socket_gate(d, o->root);
+	if ((r = cg_prepare(&d->cg)) < 0) {
+		unlink(d->socket_path);
+		release_empty(d);
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
-	adopt(&d);
+	adopt(d);
 	if (rules_abs) {
-		struct buf out = { 0 }, errs = { 0 };
-
-		if ((r = rules_apply_file(&d, rules_abs, geteuid(), 0, 0, &out, &errs)) < 0) {
-			fputs(errs.p ? errs.p : "", stderr);
-			unlink(d.socket_path);
-			release_empty(&d);
-			fatalx("--rules %s: refused, nothing changed", rules);
-		}
-		buf_free(&out);
-		buf_free(&errs);
+		apply_rules_at_start(d, rules_abs, o->rules);
 		free(rules_abs);
 	}
+	return lfd;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct vsd d = { .socket_path = DEFAULT_SOCKET, .state_dir = DEFAULT_STATE_DIR,
+			 .group = (gid_t)-1 };
+	struct options o = { .root = DEFAULT_ROOT };
+	int r, lfd, sfd;
+
+	/* The scope's keeper (scope.c): no options, no logging, nothing else. */
+	if (argc == 2 && strcmp(argv[1], "--keeper") == 0)
+		keeper_main();
+	if ((r = parse_options(argc, argv, &o, &d)) >= 0)
+		return r;
+	log_init(1, o.verbose, "vsd");
+	if (o.check) {
+		struct cg_ctx cg;
+
+		return features_print(cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", o.root) == 0 ?
+				      &cg : NULL);
+	}
+	lfd = start_up(&d, &o);
 	if ((sfd = setup_signals()) < 0)
 		fatal("signalfd");
 	log_info("vsd %s: %s cgroups under %s, %zu VS%s, listening on %s", PACKAGE_VERSION,
 		 cg_layout_name(d.cg.layout), d.cg.hier[0].base, d.reg.n, d.reg.n == 1 ? "" : "s",
 		 d.socket_path);
-	if (!foreground) {
+	if (!o.foreground) {
 		if (daemon(0, 0) < 0)
 			fatal("daemon");
-		log_init(0, verbose, "vsd");
+		log_init(0, o.verbose, "vsd");
 	}
 	/* Type=notify: systemd (and "systemctl start") wait for this. */
 	sd_notifyf("READY=1\nSTATUS=%zu VS%s, %s cgroups under %s", d.reg.n, d.reg.n == 1 ? "" : "s",

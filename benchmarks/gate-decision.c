@@ -37,8 +37,8 @@ cmp_d(const void *a, const void *b)
 static void
 run_one(unsigned n, double *dec_ns, double *rekey_ns)
 {
-	struct vstab t = { 0 };
-	struct glisten *l = listen_new(open("/dev/null", O_RDONLY | O_CLOEXEC), 0, 0);
+	struct vs_table t = { 0 };
+	struct gated_listener *l = listen_new(open("/dev/null", O_RDONLY | O_CLOEXEC), 0, 0);
 	uint64_t t0, now = now_ns();
 	unsigned i;
 	long k;
@@ -54,7 +54,7 @@ run_one(unsigned n, double *dec_ns, double *rekey_ns)
 		int j;
 
 		for (j = 0; j < 2; j++) {
-			struct gconn *c = calloc(1, sizeof(*c));
+			struct queued_conn *c = calloc(1, sizeof(*c));
 
 			c->fd = -1;
 			c->vs_id = i + 1;
@@ -64,7 +64,7 @@ run_one(unsigned n, double *dec_ns, double *rekey_ns)
 	}
 	t0 = now_ns();
 	for (k = 0; k < OPS; k++) {
-		struct gconn *c = queue_pop_best(l);
+		struct queued_conn *c = queue_pop_best(l);
 
 		c->t_enq = now + (uint64_t)k * 1000;
 		queue_push_tail(l, c, &t);

@@ -128,14 +128,14 @@ v2_set_pids(const char *dir, uint64_t n)
 static int
 v2_cpu_usage(const char *dir, uint64_t *usec)
 {
-	char buf[1024], *p;
+	char buf[1024];
+	uint64_t ns;
 	int r;
 
-	if ((r = cg_read(dir, "cpu.stat", buf, sizeof(buf))) < 0)
+	if ((r = cg_read(dir, "cpu.stat", buf, sizeof(buf))) < 0 ||
+	    (r = cg_parse_usage(buf, 1, &ns)) < 0)
 		return r;
-	if (!(p = strstr(buf, "usage_usec ")))
-		return -EINVAL;
-	*usec = strtoull(p + strlen("usage_usec "), NULL, 10);
+	*usec = ns / 1000;
 	return 0;
 }
 

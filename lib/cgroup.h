@@ -123,6 +123,26 @@ int cg_vs_usage(const struct cg_ctx *cg, const struct vs *vs, struct cg_usage *u
 /* The cgroup2 directory of the VS (for BPF), or -ENOENT on legacy hosts. */
 int cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t len);
 
+/*
+ * The hot path (cgroup-fast.c), for the accept gate: each call goes through a
+ * descriptor the caller keeps (*fd, -1 at first; closed again on errors).
+ */
+/* The hierarchies a VS table names a VS's directories by, and their keys. */
+enum cg_kind { CG_KIND_CPU, CG_KIND_CPUACCT, CG_KIND_MEMORY, CG_KIND_PIDS, CG_KIND_UNIFIED,
+	       CG_KIND_MAX };
+extern const char *const cg_kind_key[CG_KIND_MAX];
+/* The key of a hierarchy of ours: its v1 controller, or "unified". */
+const char *cg_hier_key(const struct cg_hier *h);
+/* 1 if mnt_root ("/sys/fs/cgroup") is a pure cgroup-v2 mount. */
+int cg_pure_v2(const char *mnt_root);
+/* Move pid into dir: one thread through v1 "tasks", a process through v2
+ * "cgroup.procs". -ESRCH if it has exited. */
+int cg_move_fast(const char *dir, int v2, pid_t pid, int *fd);
+/* dir's CPU usage in ns: v1 cpuacct.usage, v2 cpu.stat's usage_usec. */
+int cg_usage_fast(const char *dir, int v2, uint64_t *ns, int *fd);
+/* The same, from a file's text. */
+int cg_parse_usage(const char *text, int v2, uint64_t *ns);
+
 /* pid of a pidfd, from /proc/self/fdinfo; -ESRCH if it has exited. */
 int pidfd_pid(int pidfd, pid_t *pid);
 

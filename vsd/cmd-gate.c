@@ -5,7 +5,7 @@
  *   # conns-map /sys/fs/bpf/vsd/<cgroup-root>/vsd_conns
  *   <id> <name> <cpu share in basis points> <key>=<cgroup dir> ...
  * with key cpu, cpuacct, memory, pids (v1 hierarchies) or unified (cgroup2).
- * Keep in sync with gates/accept/vstab.c.
+ * The keys are lib/cgroup.h's cg_kind_key; gates/accept/vs-table.c reads this.
  */
 #include "config.h"
 
@@ -32,11 +32,9 @@ cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep)
 			continue;
 		buf_printf(&rep->out, "%" PRIu32 " %s %u", vs->id, vs->name, vs->lim.cpu);
 		for (h = 0; h < d->cg.nhier; h++) {
-			const char *ctl = d->cg.hier[h].ctl;
-
 			if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) < 0)
 				continue;
-			buf_printf(&rep->out, " %s=%s", ctl[0] ? ctl : "unified", dir);
+			buf_printf(&rep->out, " %s=%s", cg_hier_key(&d->cg.hier[h]), dir);
 		}
 		buf_printf(&rep->out, "\n");
 	}

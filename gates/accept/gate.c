@@ -55,425 +55,74 @@ static size_t req_size;
 static uint32_t native_arch;
 static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
 
+/*
+ * The per-accept path, top to bottom: gate_notify() takes one notification;
+ * an accept goes to handle_accept(), which finds the listener, drains the
+ * kernel queue into the per-VS queues (drain, classify), picks the best
+ * queue (pick) and hands the connection over (handover, rebind); callers
+ * that must wait are served when the listener becomes readable
+ * (gate_listener_ready). Housekeeping (init, refresh, the tick) comes last.
+ */
+static void handle_accept(struct gate *g, int is_accept4);
+static struct gated_listener *listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours);
+static void listener_note_local(struct gated_listener *l);
+static void serve_waiters(struct gate *g, struct gated_listener *l);
+static void drain(struct gate *g, struct gated_listener *l);
+static int backlog(int fd);
+static int readable(int fd);
+static struct gate_vs *classify(struct gate *g, struct gated_listener *l, struct queued_conn *c);
+static struct queued_conn *pick(struct gate *g, struct gated_listener *l);
+static int conn_dead(struct queued_conn *c);
+static int handover(struct gate *g, struct pending_accept *w, struct queued_conn *c);
+static struct gate_vs *rebind(struct gate *g, struct service_thread *th, struct queued_conn *c);
+static int copy_peer(struct pending_accept *w, struct queued_conn *c);
+static void respond(struct gate *g, uint64_t id, int error, uint32_t flags);
+static void let_through(struct gate *g, uint64_t id);
+static int id_valid(struct gate *g, uint64_t id);
+static void waiter_del(struct gate *g, struct pending_accept *w);
+static void handle_socket(struct gate *g);
+static void tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now);
+static void forget_listener(struct service_thread *th, void *l);
+static void drop_listener(struct gated_listener *l);
+
 int
-gate_init(struct gate *g, int notify_fd)
+gate_notify(struct gate *g)
 {
-	struct seccomp_notif_sizes sz;
-
-	g->notify_fd = notify_fd;
-	if (seccomp_notify_alloc(&req, &resp) < 0)
-		return -ENOMEM;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+	memset(req, 0, req_size);
+	PROF_BEGIN();
+	int rr = ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req);
+	PROF_MARK(PROF_RECV);
+	if (rr < 0) {
+		if (errno == EINTR || errno == ENOENT)
+			return 0;	/* the caller went away before we read it */
 		return -errno;
-	req_size = sz.seccomp_notif;
-	native_arch = seccomp_arch_native();
-	self_pid = getpid();
-	return 0;
-}
-
-static int
-id_valid(struct gate *g, uint64_t id)
-{
-	return ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
-}
-
-static void
-respond(struct gate *g, uint64_t id, int error, uint32_t flags)
-{
-	resp->id = id;
-	resp->val = 0;
-	resp->error = error;
-	resp->flags = flags;
-	/* ENOENT: the caller was interrupted or died meanwhile; that is normal */
-	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
-		log_warn("%s: SECCOMP_IOCTL_NOTIF_SEND", __func__);
-}
-
-static void
-let_through(struct gate *g, uint64_t id)
-{
-	g->passed++;
-	respond(g, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
-}
-
-static void
-waiter_del(struct gate *g, struct gwaiter *w)
-{
-	struct glisten *l = w->l;
-
-	if (w->prev)
-		w->prev->next = w->next;
-	else
-		l->wait_head = w->next;
-	if (w->next)
-		w->next->prev = w->prev;
-	else
-		l->wait_tail = w->prev;
-	if (w->th->waiter == w)
-		w->th->waiter = NULL;
-	g->nwaiters--;
-	free(w);
-}
-
-/*
- * The listeners that have waiters, for the supervisor's poll() (listeners are
- * polled only while a thread waits on them, and poll() needs no epoll_ctl
- * per accept). Returns how many there are; fills out[] up to max.
- */
-size_t
-gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max)
-{
-	struct glisten *l;
-	size_t n = 0;
-
-	for (l = g->listeners; l; l = l->next)
-		if (l->wait_head) {
-			if (n < max)
-				out[n] = l;
-			n++;
-		}
-	return n;
-}
-
-/* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
-static struct gvs *
-classify(struct gate *g, struct glisten *l, struct gconn *c)
-{
-	/* a listener bound to one address: every connection's local end is
-	 * that address (no getsockname per connection) */
-	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
-	struct gvs *v = NULL;
-
-	if (id != 0 && !(v = vstab_find(&g->tab, id))) {
-		gate_refresh(g, 0);	/* a VS created since the last refresh? */
-		v = vstab_find(&g->tab, id);
 	}
-	if (!v) {
-		id = g->home;
-		v = vstab_find(&g->tab, id);
-	}
-	c->vs_id = id;
-	return v;
-}
-
-/*
- * How many connections wait in the kernel's accept queue: a listener's
- * tcp_info reports it in tcpi_unacked (tcp_get_info(), Linux 2.6.x). One call
- * per drain instead of a poll() before every accept4() and one after the
- * last. -1 if that fails (then we poll).
- */
-static int
-backlog(int fd)
-{
-	struct tcp_info ti;
-	socklen_t len = sizeof(ti);
-
-	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
-	    len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(ti.tcpi_unacked) ||
-	    ti.tcpi_state != TCP_LISTEN)
-		return -1;
-	return (int)ti.tcpi_unacked;
-}
-
-static int
-readable(int fd)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-
-	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
-}
-
-/*
- * Move everything the kernel has queued into our per-VS queues, never
- * blocking. Our dup shares the service's open file description, so we must
- * not set O_NONBLOCK on it: we accept only what the kernel says is queued.
- * We are the only acceptor (every accept of the service comes to us), so a
- * queued connection does not vanish before our accept4.
- */
-static void
-drain(struct gate *g, struct glisten *l)
-{
-	uint64_t now = 0;
-	PROF_BEGIN();
-	int n = backlog(l->fd), polled = n < 0;
-	PROF_MARK(PROF_BACKLOG);
-
-	if (polled)
-		n = readable(l->fd);
-	while (n > 0) {
-		struct gconn *c;
-		struct gvs *v;
-		int fd;
-
-		if (!(c = calloc(1, sizeof(*c))))
-			break;
-		c->peerlen = sizeof(c->peer);
-		PROF_RESTART();
-		fd = accept4(l->fd, (struct sockaddr *)&c->peer, &c->peerlen, SOCK_CLOEXEC);
-		PROF_MARK(PROF_ACCEPT4);
-		n = polled ? readable(l->fd) : n - 1;
-		if (fd < 0) {
-			int e = errno;
-
-			free(c);
-			if (e == ECONNABORTED || e == EINTR)
-				continue;
-			if (e != EAGAIN)
-				log_warn("%s: accept4", __func__);
-			break;
-		}
-		c->fd = fd;
-		if (kick_is_ours(l, c)) {
-			close(fd);
-			free(c);
-			continue;
-		}
-		if (!now)
-			now = now_ns();
-		c->t_enq = now;
-		PROF_RESTART();
-		v = classify(g, l, c);
-		PROF_MARK(PROF_CLASSIFY);
-		if (v) {
-			/* the window is kept current by gate_tick(), off this path;
-			 * only a VS seen for the first time needs its first sample */
-			if (!v->sample_t)
-				share_sample(v, now);
-			v->active_t = now;
-		}
-		queue_push_tail(l, c, &g->tab);
-	}
-}
-
-/* A client that hung up while queued: RST, or FIN with nothing left to read. */
-static int
-conn_dead(struct gconn *c)
-{
-	struct pollfd p = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
-	int avail = 0;
-
-	if (poll(&p, 1, 0) <= 0)
-		return 0;
-	if (p.revents & (POLLHUP | POLLERR))
-		return 1;
-	if (p.revents & POLLRDHUP)
-		return ioctl(c->fd, FIONREAD, &avail) == 0 && avail == 0;
-	return 0;
-}
-
-static struct gconn *
-pick(struct gate *g, struct glisten *l)
-{
-	struct gconn *c;
-
-	PROF_BEGIN();
-	while ((c = queue_pop_best(l))) {
-		int d = conn_dead(c);
-		PROF_MARK(PROF_DEAD);
-		if (!d)
-			return c;
-		g->dropped_dead++;
-		close(c->fd);
-		free(c);
-	}
-	return NULL;
-}
-
-static int
-copy_peer(struct gwaiter *w, struct gconn *c)
-{
-	pid_t tid = w->th->tid;
-	int len;
-	size_t n;
-	struct iovec loc[2] = { { &len, sizeof(len) } }, rem[2] = { { (void *)w->addrlen, sizeof(len) } };
-
-	if (!w->addr)
-		return 0;
-	if (process_vm_readv(tid, loc, 1, rem, 1, 0) != sizeof(len))
-		return -EFAULT;
-	if (len < 0)
-		return -EINVAL;
-	/* one write: the address (truncated to the caller's buffer, as accept(2)
-	 * does) and its real length */
-	n = (size_t)len < c->peerlen ? (size_t)len : c->peerlen;
-	len = (int)c->peerlen;
-	loc[0] = (struct iovec){ &c->peer, n };
-	loc[1] = (struct iovec){ &len, sizeof(len) };
-	rem[0] = (struct iovec){ (void *)w->addr, n };
-	rem[1] = (struct iovec){ (void *)w->addrlen, sizeof(len) };
-	if (process_vm_writev(tid, loc, 2, rem, 2, 0) != (ssize_t)(n + sizeof(len)))
-		return -EFAULT;
-	return 0;
-}
-
-/* Bind th to c's VS (or home if that is gone); returns the VS c is now counted in. */
-static struct gvs *
-rebind(struct gate *g, struct gthread *th, struct gconn *c)
-{
-	struct gvs *v = vstab_find(&g->tab, c->vs_id), *home;
-	int r;
-
-	if (!v && (v = vstab_find(&g->tab, g->home)))
-		c->vs_id = g->home;
-	if (!v)
-		return NULL;
-	r = bind_thread(th, v);
-	if (r == -ENOENT || r == -ENODEV) {
-		/* the VS was destroyed under us: serve the request from home */
-		g->refresh_asked = 1;
-		if (c->vs_id != g->home && (home = vstab_find(&g->tab, g->home))) {
-			c->vs_id = g->home;
-			v = home;
-			bind_thread(th, v);
-		}
-	}
-	return v;
-}
-
-/*
- * Hand c to waiter w as its accept's result. Returns 0 (done), or -ENOENT
- * (w was interrupted) / another -errno (w got that error); in both error
- * cases c is back at the head of its queue and w is gone.
- */
-static int
-handover(struct gate *g, struct gwaiter *w, struct gconn *c)
-{
-	struct seccomp_notif_addfd a = {
-		.id = w->id,
-		.flags = SECCOMP_ADDFD_FLAG_SEND,	/* Linux 5.14 */
-		.srcfd = (uint32_t)c->fd,
-		.newfd_flags = (w->flags & SOCK_CLOEXEC) ? O_CLOEXEC : 0,
-	};
-	struct glisten *l = w->l;
-	struct gvs *v;
-	int nb = !!(w->flags & SOCK_NONBLOCK), r;
-
-	v = rebind(g, w->th, c);
-	/* O_NONBLOCK lives in the open file description the service gets; a
-	 * connection re-queued after a failed hand-over may carry the last
-	 * caller's setting */
-	if (nb != c->nonblock && fcntl(c->fd, F_SETFL, nb ? O_NONBLOCK : 0) == 0)
-		c->nonblock = nb;
-	/* revalidate after writing into its memory (the TID may have been
-	 * reused); with no address to write, ADDFD itself says ENOENT */
-	if ((r = copy_peer(w, c)) == 0 && w->addr && !id_valid(g, w->id))
-		r = -ENOENT;
-	PROF_BEGIN();
-	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
-		r = -errno;
-	PROF_MARK(PROF_ADDFD);
-	if (r == 0) {
-		if (v)
-			v->served++;
-		g->handed++;
-		close(c->fd);
-		PROF_MARK(PROF_CLOSE);
-		free(c);
-		waiter_del(g, w);
+	if (req->data.arch != native_arch) {
+		let_through(g, req->id);
 		return 0;
 	}
-	g->requeued++;
-	queue_push_head(l, c, &g->tab);
-	if (r != -ENOENT)
-		respond(g, w->id, r, 0);
-	waiter_del(g, w);
-	return r;
-}
-
-static void
-serve_waiters(struct gate *g, struct glisten *l)
-{
-	while (l->wait_head) {
-		struct gconn *c = pick(g, l);
-
-		if (!c)
-			break;
-		handover(g, l->wait_head, c);
+	switch (req->data.nr) {
+	case SYS_accept:
+		handle_accept(g, 0);
+		break;
+	case SYS_accept4:
+		handle_accept(g, 1);
+		break;
+	case SYS_socket:
+		handle_socket(g);
+		break;
+	default:
+		let_through(g, req->id);
 	}
-}
-
-void
-gate_listener_ready(struct gate *g, struct glisten *l)
-{
-	drain(g, l);
-	serve_waiters(g, l);
-}
-
-/* A listener bound to one address (not INADDR_ANY / in6addr_any): remember it. */
-static void
-listener_note_local(struct glisten *l)
-{
-	socklen_t sl = sizeof(l->local);
-
-	l->local_len = 0;
-	if (getsockname(l->fd, (struct sockaddr *)&l->local, &sl) < 0)
-		return;
-	if (l->local.ss_family == AF_INET &&
-	    ((struct sockaddr_in *)&l->local)->sin_addr.s_addr != htonl(INADDR_ANY))
-		l->local_len = sl;
-	else if (l->local.ss_family == AF_INET6 &&
-	    !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&l->local)->sin6_addr))
-		l->local_len = sl;
-}
-
-static struct glisten *
-listener_get(struct gate *g, struct gthread *th, int fd, int *not_ours)
-{
-	struct glisten *l;
-	struct stat st;
-	int sfd, one = 0, proto = 0, dom = 0;
-	socklen_t sl = sizeof(int);
-
-	*not_ours = 1;
-	/* fast path: the same fd as last time, still the same file (one kcmp
-	 * instead of pidfd_getfd + fstat + close) */
-	if (th->last_l && th->last_fd == fd &&
-	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
-		*not_ours = 0;
-		return th->last_l;
-	}
-	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
-		return NULL;	/* bad fd: the kernel will say EBADF */
-	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))
-		goto pass;
-	/* cached by inode; our dup keeps the socket, so the inode is not reused */
-	for (l = g->listeners; l; l = l->next)
-		if (l->ino == st.st_ino && l->dev == st.st_dev) {
-			close(sfd);
-			*not_ours = 0;
-			th->last_fd = fd;
-			th->last_l = l;
-			return l;
-		}
-	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
-		goto pass;
-	sl = sizeof(int);
-	if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) < 0 || proto != IPPROTO_TCP)
-		goto pass;
-	sl = sizeof(int);
-	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) < 0 ||
-	    (dom != AF_INET && dom != AF_INET6))
-		goto pass;
-	if (!(l = listen_new(sfd, st.st_dev, st.st_ino)))
-		goto pass;
-	listener_note_local(l);
-	l->next = g->listeners;
-	g->listeners = l;
-	*not_ours = 0;
-	th->last_fd = fd;
-	th->last_l = l;
-	return l;
-pass:
-	close(sfd);
-	return NULL;
+	return 0;
 }
 
 static void
 handle_accept(struct gate *g, int is_accept4)
 {
-	struct gwaiter *w;
-	struct gthread *th;
-	struct glisten *l;
+	struct pending_accept *w;
+	struct service_thread *th;
+	struct gated_listener *l;
 	int is_new, not_ours, fl;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
@@ -525,7 +174,7 @@ handle_accept(struct gate *g, int is_accept4)
 		/* answered; an event loop may wait for readiness before the next
 		 * accept: keep the listener readable while we hold connections */
 		if (l->queued && (fl = fcntl(l->fd, F_GETFL)) >= 0 && (fl & O_NONBLOCK))
-			kick_arm(l);
+			wakeup_arm(l);
 		return;
 	}
 	PROF_RESTART();
@@ -538,59 +187,440 @@ handle_accept(struct gate *g, int is_accept4)
 	}
 }
 
+static struct gated_listener *
+listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
+{
+	struct gated_listener *l;
+	struct stat st;
+	int sfd, one = 0, proto = 0, dom = 0;
+	socklen_t sl = sizeof(int);
+
+	*not_ours = 1;
+	/* fast path: the same fd as last time, still the same file (one kcmp
+	 * instead of pidfd_getfd + fstat + close) */
+	if (th->last_l && th->last_fd == fd &&
+	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
+		*not_ours = 0;
+		return th->last_l;
+	}
+	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
+		return NULL;	/* bad fd: the kernel will say EBADF */
+	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))
+		goto pass;
+	/* cached by inode; our dup keeps the socket, so the inode is not reused */
+	for (l = g->listeners; l; l = l->next)
+		if (l->ino == st.st_ino && l->dev == st.st_dev) {
+			close(sfd);
+			*not_ours = 0;
+			th->last_fd = fd;
+			th->last_l = l;
+			return l;
+		}
+	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
+		goto pass;
+	sl = sizeof(int);
+	if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) < 0 || proto != IPPROTO_TCP)
+		goto pass;
+	sl = sizeof(int);
+	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) < 0 ||
+	    (dom != AF_INET && dom != AF_INET6))
+		goto pass;
+	if (!(l = listen_new(sfd, st.st_dev, st.st_ino)))
+		goto pass;
+	listener_note_local(l);
+	l->next = g->listeners;
+	g->listeners = l;
+	*not_ours = 0;
+	th->last_fd = fd;
+	th->last_l = l;
+	return l;
+pass:
+	close(sfd);
+	return NULL;
+}
+
+/* A listener bound to one address (not INADDR_ANY / in6addr_any): remember it. */
+static void
+listener_note_local(struct gated_listener *l)
+{
+	socklen_t sl = sizeof(l->local);
+
+	l->local_len = 0;
+	if (getsockname(l->fd, (struct sockaddr *)&l->local, &sl) < 0)
+		return;
+	if (l->local.ss_family == AF_INET &&
+	    ((struct sockaddr_in *)&l->local)->sin_addr.s_addr != htonl(INADDR_ANY))
+		l->local_len = sl;
+	else if (l->local.ss_family == AF_INET6 &&
+	    !IN6_IS_ADDR_UNSPECIFIED(&((struct sockaddr_in6 *)&l->local)->sin6_addr))
+		l->local_len = sl;
+}
+
+static void
+serve_waiters(struct gate *g, struct gated_listener *l)
+{
+	while (l->wait_head) {
+		struct queued_conn *c = pick(g, l);
+
+		if (!c)
+			break;
+		handover(g, l->wait_head, c);
+	}
+}
+
+/*
+ * Move everything the kernel has queued into our per-VS queues, never
+ * blocking. Our dup shares the service's open file description, so we must
+ * not set O_NONBLOCK on it: we accept only what the kernel says is queued.
+ * We are the only acceptor (every accept of the service comes to us), so a
+ * queued connection does not vanish before our accept4.
+ */
+static void
+drain(struct gate *g, struct gated_listener *l)
+{
+	uint64_t now = 0;
+	PROF_BEGIN();
+	int n = backlog(l->fd), polled = n < 0;
+	PROF_MARK(PROF_BACKLOG);
+
+	if (polled)
+		n = readable(l->fd);
+	while (n > 0) {
+		struct queued_conn *c;
+		struct gate_vs *v;
+		int fd;
+
+		if (!(c = calloc(1, sizeof(*c))))
+			break;
+		c->peerlen = sizeof(c->peer);
+		PROF_RESTART();
+		fd = accept4(l->fd, (struct sockaddr *)&c->peer, &c->peerlen, SOCK_CLOEXEC);
+		PROF_MARK(PROF_ACCEPT4);
+		n = polled ? readable(l->fd) : n - 1;
+		if (fd < 0) {
+			int e = errno;
+
+			free(c);
+			if (e == ECONNABORTED || e == EINTR)
+				continue;
+			if (e != EAGAIN)
+				log_warn("%s: accept4", __func__);
+			break;
+		}
+		c->fd = fd;
+		if (wakeup_is_ours(l, c)) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		if (!now)
+			now = now_ns();
+		c->t_enq = now;
+		PROF_RESTART();
+		v = classify(g, l, c);
+		PROF_MARK(PROF_CLASSIFY);
+		if (v) {
+			/* the window is kept current by gate_tick(), off this path;
+			 * only a VS seen for the first time needs its first sample */
+			if (!v->sample_t)
+				share_sample(v, now);
+			v->active_t = now;
+		}
+		queue_push_tail(l, c, &g->tab);
+	}
+}
+
+/*
+ * How many connections wait in the kernel's accept queue: a listener's
+ * tcp_info reports it in tcpi_unacked (tcp_get_info(), Linux 2.6.x). One call
+ * per drain instead of a poll() before every accept4() and one after the
+ * last. -1 if that fails (then we poll).
+ */
+static int
+backlog(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) < 0 ||
+	    len < offsetof(struct tcp_info, tcpi_unacked) + sizeof(ti.tcpi_unacked) ||
+	    ti.tcpi_state != TCP_LISTEN)
+		return -1;
+	return (int)ti.tcpi_unacked;
+}
+
+static int
+readable(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
+}
+
+/* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
+static struct gate_vs *
+classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
+{
+	/* a listener bound to one address: every connection's local end is
+	 * that address (no getsockname per connection) */
+	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
+	struct gate_vs *v = NULL;
+
+	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
+		gate_refresh(g, 0);	/* a VS created since the last refresh? */
+		v = vs_table_find(&g->tab, id);
+	}
+	if (!v) {
+		id = g->home;
+		v = vs_table_find(&g->tab, id);
+	}
+	c->vs_id = id;
+	return v;
+}
+
+static struct queued_conn *
+pick(struct gate *g, struct gated_listener *l)
+{
+	struct queued_conn *c;
+
+	PROF_BEGIN();
+	while ((c = queue_pop_best(l))) {
+		int d = conn_dead(c);
+		PROF_MARK(PROF_DEAD);
+		if (!d)
+			return c;
+		g->dropped_dead++;
+		close(c->fd);
+		free(c);
+	}
+	return NULL;
+}
+
+/* A client that hung up while queued: RST, or FIN with nothing left to read. */
+static int
+conn_dead(struct queued_conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
+	int avail = 0;
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (p.revents & (POLLHUP | POLLERR))
+		return 1;
+	if (p.revents & POLLRDHUP)
+		return ioctl(c->fd, FIONREAD, &avail) == 0 && avail == 0;
+	return 0;
+}
+
+/*
+ * Hand c to waiter w as its accept's result. Returns 0 (done), or -ENOENT
+ * (w was interrupted) / another -errno (w got that error); in both error
+ * cases c is back at the head of its queue and w is gone.
+ */
+static int
+handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
+{
+	struct seccomp_notif_addfd a = {
+		.id = w->id,
+		.flags = SECCOMP_ADDFD_FLAG_SEND,	/* Linux 5.14 */
+		.srcfd = (uint32_t)c->fd,
+		.newfd_flags = (w->flags & SOCK_CLOEXEC) ? O_CLOEXEC : 0,
+	};
+	struct gated_listener *l = w->l;
+	struct gate_vs *v;
+	int nb = !!(w->flags & SOCK_NONBLOCK), r;
+
+	v = rebind(g, w->th, c);
+	/* O_NONBLOCK lives in the open file description the service gets; a
+	 * connection re-queued after a failed hand-over may carry the last
+	 * caller's setting */
+	if (nb != c->nonblock && fcntl(c->fd, F_SETFL, nb ? O_NONBLOCK : 0) == 0)
+		c->nonblock = nb;
+	/* revalidate after writing into its memory (the TID may have been
+	 * reused); with no address to write, ADDFD itself says ENOENT */
+	if ((r = copy_peer(w, c)) == 0 && w->addr && !id_valid(g, w->id))
+		r = -ENOENT;
+	PROF_BEGIN();
+	if (r == 0 && ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ADDFD, &a) < 0)
+		r = -errno;
+	PROF_MARK(PROF_ADDFD);
+	if (r == 0) {
+		if (v)
+			v->served++;
+		g->handed++;
+		close(c->fd);
+		PROF_MARK(PROF_CLOSE);
+		free(c);
+		waiter_del(g, w);
+		return 0;
+	}
+	g->requeued++;
+	queue_push_head(l, c, &g->tab);
+	if (r != -ENOENT)
+		respond(g, w->id, r, 0);
+	waiter_del(g, w);
+	return r;
+}
+
+/* Bind th to c's VS (or home if that is gone); returns the VS c is now counted in. */
+static struct gate_vs *
+rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
+{
+	struct gate_vs *v = vs_table_find(&g->tab, c->vs_id), *home;
+	int r;
+
+	if (!v && (v = vs_table_find(&g->tab, g->home)))
+		c->vs_id = g->home;
+	if (!v)
+		return NULL;
+	r = bind_thread(th, v);
+	if (r == -ENOENT || r == -ENODEV) {
+		/* the VS was destroyed under us: serve the request from home */
+		g->refresh_asked = 1;
+		if (c->vs_id != g->home && (home = vs_table_find(&g->tab, g->home))) {
+			c->vs_id = g->home;
+			v = home;
+			bind_thread(th, v);
+		}
+	}
+	return v;
+}
+
+static int
+copy_peer(struct pending_accept *w, struct queued_conn *c)
+{
+	pid_t tid = w->th->tid;
+	int len;
+	size_t n;
+	struct iovec loc[2] = { { &len, sizeof(len) } }, rem[2] = { { (void *)w->addrlen, sizeof(len) } };
+
+	if (!w->addr)
+		return 0;
+	if (process_vm_readv(tid, loc, 1, rem, 1, 0) != sizeof(len))
+		return -EFAULT;
+	if (len < 0)
+		return -EINVAL;
+	/* one write: the address (truncated to the caller's buffer, as accept(2)
+	 * does) and its real length */
+	n = (size_t)len < c->peerlen ? (size_t)len : c->peerlen;
+	len = (int)c->peerlen;
+	loc[0] = (struct iovec){ &c->peer, n };
+	loc[1] = (struct iovec){ &len, sizeof(len) };
+	rem[0] = (struct iovec){ (void *)w->addr, n };
+	rem[1] = (struct iovec){ (void *)w->addrlen, sizeof(len) };
+	if (process_vm_writev(tid, loc, 2, rem, 2, 0) != (ssize_t)(n + sizeof(len)))
+		return -EFAULT;
+	return 0;
+}
+
+static void
+respond(struct gate *g, uint64_t id, int error, uint32_t flags)
+{
+	resp->id = id;
+	resp->val = 0;
+	resp->error = error;
+	resp->flags = flags;
+	/* ENOENT: the caller was interrupted or died meanwhile; that is normal */
+	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0 && errno != ENOENT)
+		log_warn("%s: SECCOMP_IOCTL_NOTIF_SEND", __func__);
+}
+
+static void
+let_through(struct gate *g, uint64_t id)
+{
+	g->passed++;
+	respond(g, id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
+}
+
+static int
+id_valid(struct gate *g, uint64_t id)
+{
+	return ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0;
+}
+
+static void
+waiter_del(struct gate *g, struct pending_accept *w)
+{
+	struct gated_listener *l = w->l;
+
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		l->wait_head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		l->wait_tail = w->prev;
+	if (w->th->waiter == w)
+		w->th->waiter = NULL;
+	g->nwaiters--;
+	free(w);
+}
+
+void
+gate_listener_ready(struct gate *g, struct gated_listener *l)
+{
+	drain(g, l);
+	serve_waiters(g, l);
+}
+
 static void
 handle_socket(struct gate *g)
 {
-	struct gthread *th;
-	struct gvs *v;
+	struct service_thread *th;
+	struct gate_vs *v;
 	int is_new;
 
 	/* lazy cgroup2 move: only a bound thread creating a socket needs it */
 	if ((th = thread_get((pid_t)req->pid, &is_new)) && th->bound &&
-	    (v = vstab_find(&g->tab, th->bound)))
+	    (v = vs_table_find(&g->tab, th->bound)))
 		bind_cgroup2(th, v);
 	let_through(g, req->id);
 }
 
 int
-gate_notify(struct gate *g)
+gate_init(struct gate *g, int notify_fd)
 {
-	memset(req, 0, req_size);
-	PROF_BEGIN();
-	int rr = ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_RECV, req);
-	PROF_MARK(PROF_RECV);
-	if (rr < 0) {
-		if (errno == EINTR || errno == ENOENT)
-			return 0;	/* the caller went away before we read it */
+	struct seccomp_notif_sizes sz;
+
+	g->notify_fd = notify_fd;
+	if (seccomp_notify_alloc(&req, &resp) < 0)
+		return -ENOMEM;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
 		return -errno;
-	}
-	if (req->data.arch != native_arch) {
-		let_through(g, req->id);
-		return 0;
-	}
-	switch (req->data.nr) {
-	case SYS_accept:
-		handle_accept(g, 0);
-		break;
-	case SYS_accept4:
-		handle_accept(g, 1);
-		break;
-	case SYS_socket:
-		handle_socket(g);
-		break;
-	default:
-		let_through(g, req->id);
-	}
+	req_size = sz.seccomp_notif;
+	native_arch = seccomp_arch_native();
+	self_pid = getpid();
 	return 0;
+}
+
+/*
+ * The listeners that have waiters, for the supervisor's poll() (listeners are
+ * polled only while a thread waits on them, and poll() needs no epoll_ctl
+ * per accept). Returns how many there are; fills out[] up to max.
+ */
+size_t
+gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_t max)
+{
+	struct gated_listener *l;
+	size_t n = 0;
+
+	for (l = g->listeners; l; l = l->next)
+		if (l->wait_head) {
+			if (n < max)
+				out[n] = l;
+			n++;
+		}
+	return n;
 }
 
 void
 gate_refresh(struct gate *g, int force)
 {
-	struct vstab fresh;
+	struct vs_table fresh;
 	uint32_t gone[256];
 	size_t ngone = ARRAY_SIZE(gone), i;
-	struct glisten *l;
+	struct gated_listener *l;
 	uint64_t now = now_ns();
 	int r;
 
@@ -602,16 +632,16 @@ gate_refresh(struct gate *g, int force)
 	g->last_refresh = now;
 	g->refresh_asked = 0;
 	if (g->vsd_socket)
-		r = vstab_load_vsd(&fresh, g->vsd_socket);
+		r = vs_table_load_vsd(&fresh, g->vsd_socket);
 	else if (g->table_file)
-		r = vstab_load_file(&fresh, g->table_file);
+		r = vs_table_load_file(&fresh, g->table_file);
 	else
 		return;
 	g->refresh_failed = r < 0;
 	if (r < 0)
 		return;		/* keep the last good table while vsd is away */
-	vstab_merge(&g->tab, &fresh, gone, &ngone);
-	if (g->home && !vstab_find(&g->tab, g->home))
+	vs_table_merge(&g->tab, &fresh, gone, &ngone);
+	if (g->home && !vs_table_find(&g->tab, g->home))
 		log_warnx("home VS %u is gone; connections are served unbound", g->home);
 	for (i = 0; i < ngone; i++) {
 		log_info("VS %u is gone; its queued connections go to the home VS", gone[i]);
@@ -620,45 +650,12 @@ gate_refresh(struct gate *g, int force)
 	}
 }
 
-static void
-forget_listener(struct gthread *th, void *l)
-{
-	if (th->last_l == l)
-		th->last_l = NULL;
-}
-
-static void
-drop_listener(struct glisten *l)
-{
-	thread_foreach(forget_listener, l);
-	listen_free(l);
-}
-
-static void
-tick_waiters(struct gate *g, struct glisten *l, uint64_t now)
-{
-	struct gwaiter *w, *next;
-	struct gvs *home = vstab_find(&g->tab, g->home);
-
-	for (w = l->wait_head; w; w = next) {
-		next = w->next;
-		if (!id_valid(g, w->id)) {
-			waiter_del(g, w);	/* interrupted by a signal */
-			continue;
-		}
-		/* serving nobody: back to the home VS, off the hot path */
-		if (home && w->th->bound != g->home &&
-		    now - w->t >= GATE_IDLE_HOME_MS * 1000000ull)
-			bind_thread(w->th, home);
-	}
-}
-
 unsigned
 gate_tick(struct gate *g)
 {
 	static uint64_t last_slow, last_sweep;
 	uint64_t now = now_ns();
-	struct glisten *l, **pl;
+	struct gated_listener *l, **pl;
 	size_t queued = 0, i;
 	int busy = 0;
 
@@ -668,7 +665,7 @@ gate_tick(struct gate *g)
 	 * VS's very first sample): never on the accept path. It walks the table
 	 * once per tick (10 ms while connections come, else 100 ms). */
 	for (i = 0; i < g->tab.n; i++) {
-		struct gvs *v = &g->tab.v[i];
+		struct gate_vs *v = &g->tab.v[i];
 
 		if (v->active_t && now - v->active_t < GATE_ACTIVE_NS)
 			share_sample_lazy(v, now);
@@ -704,6 +701,39 @@ gate_tick(struct gate *g)
 	return queued || busy ? 10 : 100;
 }
 
+static void
+tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	struct pending_accept *w, *next;
+	struct gate_vs *home = vs_table_find(&g->tab, g->home);
+
+	for (w = l->wait_head; w; w = next) {
+		next = w->next;
+		if (!id_valid(g, w->id)) {
+			waiter_del(g, w);	/* interrupted by a signal */
+			continue;
+		}
+		/* serving nobody: back to the home VS, off the hot path */
+		if (home && w->th->bound != g->home &&
+		    now - w->t >= GATE_IDLE_HOME_MS * 1000000ull)
+			bind_thread(w->th, home);
+	}
+}
+
+static void
+forget_listener(struct service_thread *th, void *l)
+{
+	if (th->last_l == l)
+		th->last_l = NULL;
+}
+
+static void
+drop_listener(struct gated_listener *l)
+{
+	thread_foreach(forget_listener, l);
+	listen_free(l);
+}
+
 #ifdef GATE_PROF
 uint64_t prof_ns[PROF_MAX], prof_n[PROF_MAX];
 
@@ -721,12 +751,13 @@ prof_dump(void)
 			fprintf(stderr, "prof %-12s n %8llu avg %8.0f ns\n", name[i],
 			    (unsigned long long)prof_n[i], (double)prof_ns[i] / (double)prof_n[i]);
 }
+
 #endif
 
 void
 gate_close_all(struct gate *g)
 {
-	struct glisten *l;
+	struct gated_listener *l;
 
 	prof_dump();
 

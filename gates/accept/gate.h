@@ -6,7 +6,7 @@
  * calling thread to that VS. See vsctl-run(8) for the policy.
  *
  * One job per file:
- *   vstab.c   the VS table (from vsd or a file) and its refresh
+ *   vs-table.c   the VS table (from vsd or a file) and its refresh
  *   share.c   CPU usage sampling, decaying window, remaining share
  *   queue.c   per-listener FIFOs per VS and the heap that orders them
  *   rebind.c    thread cache and cgroup moves (re-binding)
@@ -22,26 +22,19 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "lib/cgroup.h"
 #include "lib/util.h"
 
-/* Cgroup directories of one VS, per hierarchy. On a pure-v2 host only
- * GCG_UNIFIED is set and it carries the controllers. */
-enum gcg {
-	GCG_CPU = 0,		/* v1 cpu: the scheduler acts here */
-	GCG_CPUACCT,		/* v1 cpuacct: usage is read here */
-	GCG_MEMORY,
-	GCG_PIDS,
-	GCG_UNIFIED,		/* cgroup2: BPF sees this membership */
-	GCG_MAX,
-};
-
-struct gvs {
+struct gate_vs {
 	uint32_t id;
 	char	 name[VS_NAME_MAX + 1];
 	unsigned share_bp;		/* guaranteed share, basis points */
-	char	*dir[GCG_MAX];		/* NULL where the hierarchy is absent */
-	/* hot-path file descriptors, opened on first use */
-	int	 fd_tasks[GCG_MAX];	/* v1 "tasks" / v2 "cgroup.procs" */
+	/* Its cgroup directory per hierarchy (lib/cgroup.h's cg_kind; on a
+	 * pure-v2 host only CG_KIND_UNIFIED, which carries the controllers),
+	 * NULL where the hierarchy is absent. */
+	char	*dir[CG_KIND_MAX];
+	/* hot-path descriptors for cg_move_fast/cg_usage_fast, -1 until used */
+	int	 fd_move[CG_KIND_MAX];	/* v1 "tasks" / v2 "cgroup.procs" */
 	int	 fd_usage;		/* cpuacct.usage or cpu.stat */
 	/* share.c */
 	uint64_t usage_ns;		/* last cumulative usage read */
@@ -52,41 +45,40 @@ struct gvs {
 	uint64_t active_t;		/* last time a connection of it was queued */
 };
 
-struct vstab {
-	struct gvs *v;			/* sorted by id */
+struct vs_table {
+	struct gate_vs *v;			/* sorted by id */
 	size_t	 n;
 	int	 pure_v2;
 	char	*conns_map;		/* "# conns-map PATH" line from vsd, or NULL */
 };
 
-/* --- vstab.c --- */
-struct gvs *vstab_find(struct vstab *t, uint32_t id);
-struct gvs *vstab_find_name(struct vstab *t, const char *name);
+/* --- vs-table.c --- */
+struct gate_vs *vs_table_find(struct vs_table *t, uint32_t id);
+struct gate_vs *vs_table_find_name(struct vs_table *t, const char *name);
 /* Parse "id name share_bp key=dir ..." lines (the format vsd's "gatetable"
  * command answers with, and what --vs-table files hold). */
-int vstab_parse(struct vstab *t, const char *text);
+int vs_table_parse(struct vs_table *t, const char *text);
 /* Replace *t by *fresh, keeping per-VS state (fds, usage) for ids in both.
  * Ids that disappeared are written to gone[] (up to *ngone). */
-void vstab_merge(struct vstab *t, struct vstab *fresh, uint32_t *gone, size_t *ngone);
-void vstab_free(struct vstab *t);
-int vstab_load_file(struct vstab *t, const char *path);
-int vstab_load_vsd(struct vstab *t, const char *sockpath);
-int cgroup_is_pure_v2(void);
+void vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_t *ngone);
+void vs_table_free(struct vs_table *t);
+int vs_table_load_file(struct vs_table *t, const char *path);
+int vs_table_load_vsd(struct vs_table *t, const char *sockpath);
 
 /* --- share.c --- */
 void share_init(unsigned window_ms);
 unsigned share_window_ms(void);
 /* Read the VS's usage counter and update its decaying average. */
-int share_sample(struct gvs *v, uint64_t now);
+int share_sample(struct gate_vs *v, uint64_t now);
 /* Sample only if the last sample is older than the sample period. */
-void share_sample_lazy(struct gvs *v, uint64_t now);
+void share_sample_lazy(struct gate_vs *v, uint64_t now);
 uint64_t now_ns(void);
 /* One step of the decaying average (exposed for benchmarks/experiments/gate-window.c). */
 double share_ewma(double used_bp, uint64_t dusage_ns, uint64_t dt_ns, double tau_ns, long cpus);
 
 /* --- queue.c --- */
-struct gconn {
-	struct gconn *next, *prev;
+struct queued_conn {
+	struct queued_conn *next, *prev;
 	int	 fd;
 	uint32_t vs_id;
 	uint64_t t_enq;
@@ -95,66 +87,66 @@ struct gconn {
 	struct sockaddr_storage peer;
 };
 
-struct gq {			/* one VS's FIFO on one listener */
-	struct gq *hnext;	/* hash chain */
+struct vs_queue {			/* one VS's FIFO on one listener */
+	struct vs_queue *hnext;	/* hash chain */
 	uint32_t vs_id;
-	struct gconn *head, *tail;
+	struct queued_conn *head, *tail;
 	size_t	 len;
 	ssize_t	 heap_i;	/* -1 when empty (not in the heap) */
 	double	 key;		/* larger first, see queue_key() */
 };
 
-struct gwaiter;
+struct pending_accept;
 
-struct glisten {
-	struct glisten *next;
+struct gated_listener {
+	struct gated_listener *next;
 	dev_t	 dev;
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
 	socklen_t local_len;	/* 0: wildcard address, ask each connection */
 	struct sockaddr_storage local;	/* its address, if bound to one */
-	int	 kick_fd;	/* our outstanding loopback "kick" connection, or -1 */
-	socklen_t kick_len;
-	struct sockaddr_storage kick_local;
-	struct gq **hash;
+	int	 wakeup_fd;	/* our outstanding loopback wake-up connection, or -1 */
+	socklen_t wakeup_len;
+	struct sockaddr_storage wakeup_local;
+	struct vs_queue **hash;
 	size_t	 nhash;
-	struct gq **heap;	/* non-empty queues only */
+	struct vs_queue **heap;	/* non-empty queues only */
 	size_t	 nheap, capheap;
 	size_t	 queued;
-	struct gwaiter *wait_head, *wait_tail;
+	struct pending_accept *wait_head, *wait_tail;
 	uint64_t last_use;
 };
 
-struct glisten *listen_new(int fd, dev_t dev, ino_t ino);
-void listen_free(struct glisten *l);
-struct gq *queue_get(struct glisten *l, uint32_t vs_id, int create);
-void queue_push_tail(struct glisten *l, struct gconn *c, struct vstab *t);
-void queue_push_head(struct glisten *l, struct gconn *c, struct vstab *t);
+struct gated_listener *listen_new(int fd, dev_t dev, ino_t ino);
+void listen_free(struct gated_listener *l);
+struct vs_queue *queue_get(struct gated_listener *l, uint32_t vs_id, int create);
+void queue_push_tail(struct gated_listener *l, struct queued_conn *c, struct vs_table *t);
+void queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_table *t);
 /* Take the head of the best queue; NULL when everything is empty. */
-struct gconn *queue_pop_best(struct glisten *l);
+struct queued_conn *queue_pop_best(struct gated_listener *l);
 /* Recompute every key from the VSs' current remaining shares. */
-void queue_rekey(struct glisten *l, struct vstab *t);
+void queue_rekey(struct gated_listener *l, struct vs_table *t);
 /* Move the connections queued for vs_id to home's queue (VS destroyed). */
-void queue_reroute(struct glisten *l, uint32_t vs_id, uint32_t home, struct vstab *t);
-void queue_sample_shares(struct glisten *l, struct vstab *t, uint64_t now);
+void queue_reroute(struct gated_listener *l, uint32_t vs_id, uint32_t home, struct vs_table *t);
+void queue_sample_shares(struct gated_listener *l, struct vs_table *t, uint64_t now);
 
 /* --- wakeup.c --- */
 /* Make a non-blocking listener readable again while the gate holds connections. */
-void kick_arm(struct glisten *l);
-/* 1 (and the kick is over) if c is our own kick connection. */
-int kick_is_ours(struct glisten *l, const struct gconn *c);
+void wakeup_arm(struct gated_listener *l);
+/* 1 (and the wake-up is over) if c is our own wake-up connection. */
+int wakeup_is_ours(struct gated_listener *l, const struct queued_conn *c);
 
 /* --- rebind.c --- */
-struct gthread {
-	struct gthread *hnext;
+struct service_thread {
+	struct service_thread *hnext;
 	pid_t	 tid;
 	pid_t	 tgid;
 	int	 pidfd;		/* of the thread (PIDFD_THREAD, Linux 6.9+) or of its process */
 	uint32_t bound;		/* VS the thread sits in (cpu, cpuacct); 0 = unknown */
 	uint32_t cg2;		/* VS of its process's cgroup2 dir; 0 = unknown */
-	struct gwaiter *waiter;	/* its pending accept, if any */
+	struct pending_accept *waiter;	/* its pending accept, if any */
 	int	 last_fd;	/* fd number of its last listener... */
-	struct glisten *last_l;	/* ...checked with kcmp() before reuse */
+	struct gated_listener *last_l;	/* ...checked with kcmp() before reuse */
 };
 
 /* Hybrid hosts: when the cgroup2 membership follows the binding. */
@@ -168,25 +160,24 @@ int bind_init(int pure_v2, enum cg2_mode mode);
 /* Re-binding times (µs) over the last 4096 moves. */
 void bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max);
 /* The thread behind a notification; a fresh pidfd if the cached one has died. */
-struct gthread *thread_get(pid_t tid, int *is_new);
-void thread_forget(struct gthread *th);
+struct service_thread *thread_get(pid_t tid, int *is_new);
+void thread_forget(struct service_thread *th);
 /* Move the thread into v unless it is already there. 0, 1 = moved, -errno. */
-int bind_thread(struct gthread *th, struct gvs *v);
+int bind_thread(struct service_thread *th, struct gate_vs *v);
 /* The process's cgroup2 membership, moved lazily when it creates a socket. */
-int bind_cgroup2(struct gthread *th, struct gvs *v);
+int bind_cgroup2(struct service_thread *th, struct gate_vs *v);
 void thread_sweep(void);
 /* Iterate all known threads (for status). */
-void thread_foreach(void (*fn)(struct gthread *, void *), void *arg);
-int cgroup_move(struct gvs *v, enum gcg h, pid_t pid);
+void thread_foreach(void (*fn)(struct service_thread *, void *), void *arg);
 uint64_t bind_moves(void);
 
 /* --- rcu-warm.c --- */
 /* A helper that keeps cgroup moves off RCU grace periods while we move. */
-int warm_start(const struct gvs *home, int pure_v2);
+int rcu_warm_start(const struct gate_vs *home, int pure_v2);
 /* A move was made: keep the helper active for another second. */
-void warm_kick(void);
+void rcu_warm_kick(void);
 /* The helper's pid (0: none) and its no-op moves so far. */
-pid_t warm_stats(uint64_t *writes);
+pid_t rcu_warm_stats(uint64_t *writes);
 
 /* --- classify.c --- */
 void conns_init(const char *map_path);
@@ -196,11 +187,11 @@ uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
     const struct sockaddr_storage *peer, socklen_t peerlen);
 
 /* --- gate-accept.c --- */
-struct gwaiter {
-	struct gwaiter *next, *prev;
+struct pending_accept {
+	struct pending_accept *next, *prev;
 	uint64_t id;		/* seccomp notification id */
-	struct gthread *th;
-	struct glisten *l;
+	struct service_thread *th;
+	struct gated_listener *l;
 	uint64_t addr, addrlen;	/* caller's pointers (0 = none) */
 	int	 flags;		/* accept4 flags */
 	uint64_t t;
@@ -209,10 +200,10 @@ struct gwaiter {
 struct gate {
 	int	 notify_fd;
 	uint32_t home;
-	struct vstab tab;
+	struct vs_table tab;
 	const char *vsd_socket;		/* refresh from vsd, or */
 	const char *table_file;		/* from this file */
-	struct glisten *listeners;
+	struct gated_listener *listeners;
 	size_t	 nwaiters;
 	uint64_t last_refresh;
 	uint64_t refresh_asked;		/* an unknown vs_id was seen */
@@ -222,11 +213,11 @@ struct gate {
 };
 
 int gate_init(struct gate *g, int notify_fd);
-size_t gate_waiting_listeners(struct gate *g, struct glisten **out, size_t max);
+size_t gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_t max);
 /* One notification is readable on notify_fd. */
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */
-void gate_listener_ready(struct gate *g, struct glisten *l);
+void gate_listener_ready(struct gate *g, struct gated_listener *l);
 /* Periodic work; returns the next timer period in ms. */
 unsigned gate_tick(struct gate *g);
 void gate_refresh(struct gate *g, int force);

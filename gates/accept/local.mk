@@ -17,8 +17,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/rcu-warm.c \
 	gates/accept/classify.c \
 	gates/accept/wakeup.c \
-	gates/accept/vstab.c \
-	gates/accept/vstab-vsd.c \
+	gates/accept/vs-table.c \
+	gates/accept/vs-table-vsd.c \
 	gates/accept/status.c
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a gates/socket/libgatesocket.a lib/libvsd.a \

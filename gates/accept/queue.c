@@ -43,10 +43,10 @@
 
 static uint64_t t0;
 
-struct glisten *
+struct gated_listener *
 listen_new(int fd, dev_t dev, ino_t ino)
 {
-	struct glisten *l = calloc(1, sizeof(*l));
+	struct gated_listener *l = calloc(1, sizeof(*l));
 
 	if (!l)
 		return NULL;
@@ -58,22 +58,22 @@ listen_new(int fd, dev_t dev, ino_t ino)
 		t0 = now_ns();
 	l->nhash = NHASH;
 	l->fd = fd;
-	l->kick_fd = -1;
+	l->wakeup_fd = -1;
 	l->dev = dev;
 	l->ino = ino;
 	return l;
 }
 
 void
-listen_free(struct glisten *l)
+listen_free(struct gated_listener *l)
 {
 	size_t i;
 
 	for (i = 0; i < l->nhash; i++) {
-		struct gq *q = l->hash[i], *nq;
+		struct vs_queue *q = l->hash[i], *nq;
 
 		for (; q; q = nq) {
-			struct gconn *c, *nc;
+			struct queued_conn *c, *nc;
 
 			nq = q->hnext;
 			for (c = q->head; c; c = nc) {
@@ -86,16 +86,16 @@ listen_free(struct glisten *l)
 	}
 	free(l->hash);
 	free(l->heap);
-	if (l->kick_fd >= 0)
-		close(l->kick_fd);
+	if (l->wakeup_fd >= 0)
+		close(l->wakeup_fd);
 	close(l->fd);
 	free(l);
 }
 
-struct gq *
-queue_get(struct glisten *l, uint32_t vs_id, int create)
+struct vs_queue *
+queue_get(struct gated_listener *l, uint32_t vs_id, int create)
 {
-	struct gq **b = &l->hash[vs_id % l->nhash], *q;
+	struct vs_queue **b = &l->hash[vs_id % l->nhash], *q;
 
 	for (q = *b; q; q = q->hnext)
 		if (q->vs_id == vs_id)
@@ -110,16 +110,16 @@ queue_get(struct glisten *l, uint32_t vs_id, int create)
 }
 
 static double
-queue_key(struct gq *q, struct vstab *t)
+queue_key(struct vs_queue *q, struct vs_table *t)
 {
-	struct gvs *v = vstab_find(t, q->vs_id);
+	struct gate_vs *v = vs_table_find(t, q->vs_id);
 	double rem = v ? v->remaining_bp : 0;
 
 	return rem - GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - t0) / 1e6;
 }
 
 static int
-higher(struct gq *a, struct gq *b)
+higher(struct vs_queue *a, struct vs_queue *b)
 {
 	if (a->key != b->key)
 		return a->key > b->key;
@@ -127,16 +127,16 @@ higher(struct gq *a, struct gq *b)
 }
 
 static void
-heap_set(struct glisten *l, size_t i, struct gq *q)
+heap_set(struct gated_listener *l, size_t i, struct vs_queue *q)
 {
 	l->heap[i] = q;
 	q->heap_i = (ssize_t)i;
 }
 
 static void
-sift_up(struct glisten *l, size_t i)
+sift_up(struct gated_listener *l, size_t i)
 {
-	struct gq *q = l->heap[i];
+	struct vs_queue *q = l->heap[i];
 
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
@@ -150,9 +150,9 @@ sift_up(struct glisten *l, size_t i)
 }
 
 static void
-sift_down(struct glisten *l, size_t i)
+sift_down(struct gated_listener *l, size_t i)
 {
-	struct gq *q = l->heap[i];
+	struct vs_queue *q = l->heap[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
@@ -170,11 +170,11 @@ sift_down(struct glisten *l, size_t i)
 }
 
 static int
-heap_insert(struct glisten *l, struct gq *q)
+heap_insert(struct gated_listener *l, struct vs_queue *q)
 {
 	if (l->nheap == l->capheap) {
 		size_t cap = l->capheap ? l->capheap * 2 : 16;
-		struct gq **nh = realloc(l->heap, cap * sizeof(*nh));
+		struct vs_queue **nh = realloc(l->heap, cap * sizeof(*nh));
 
 		if (!nh)
 			return -ENOMEM;
@@ -187,10 +187,10 @@ heap_insert(struct glisten *l, struct gq *q)
 }
 
 static void
-heap_remove(struct glisten *l, struct gq *q)
+heap_remove(struct gated_listener *l, struct vs_queue *q)
 {
 	size_t i = (size_t)q->heap_i;
-	struct gq *m;
+	struct vs_queue *m;
 
 	q->heap_i = -1;
 	if (i == --l->nheap)
@@ -203,7 +203,7 @@ heap_remove(struct glisten *l, struct gq *q)
 
 /* The head of q changed: fix its place. */
 static void
-heap_fix(struct glisten *l, struct gq *q, struct vstab *t)
+heap_fix(struct gated_listener *l, struct vs_queue *q, struct vs_table *t)
 {
 	q->key = queue_key(q, t);
 	sift_down(l, (size_t)q->heap_i);
@@ -211,9 +211,9 @@ heap_fix(struct glisten *l, struct gq *q, struct vstab *t)
 }
 
 static void
-enqueue(struct glisten *l, struct gconn *c, struct vstab *t, int at_head)
+enqueue(struct gated_listener *l, struct queued_conn *c, struct vs_table *t, int at_head)
 {
-	struct gq *q = queue_get(l, c->vs_id, 1);
+	struct vs_queue *q = queue_get(l, c->vs_id, 1);
 
 	if (!q) {
 		/* out of memory: the home queue exists already (see gate-accept.c) */
@@ -251,22 +251,22 @@ enqueue(struct glisten *l, struct gconn *c, struct vstab *t, int at_head)
 }
 
 void
-queue_push_tail(struct glisten *l, struct gconn *c, struct vstab *t)
+queue_push_tail(struct gated_listener *l, struct queued_conn *c, struct vs_table *t)
 {
 	enqueue(l, c, t, 0);
 }
 
 void
-queue_push_head(struct glisten *l, struct gconn *c, struct vstab *t)
+queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_table *t)
 {
 	enqueue(l, c, t, 1);
 }
 
-struct gconn *
-queue_pop_best(struct glisten *l)
+struct queued_conn *
+queue_pop_best(struct gated_listener *l)
 {
-	struct gq *q;
-	struct gconn *c;
+	struct vs_queue *q;
+	struct queued_conn *c;
 
 	if (l->nheap == 0)
 		return NULL;
@@ -291,12 +291,12 @@ queue_pop_best(struct glisten *l)
 }
 
 void
-queue_sample_shares(struct glisten *l, struct vstab *t, uint64_t now)
+queue_sample_shares(struct gated_listener *l, struct vs_table *t, uint64_t now)
 {
 	size_t i;
 
 	for (i = 0; i < l->nheap; i++) {
-		struct gvs *v = vstab_find(t, l->heap[i]->vs_id);
+		struct gate_vs *v = vs_table_find(t, l->heap[i]->vs_id);
 
 		if (v)
 			share_sample_lazy(v, now);
@@ -304,7 +304,7 @@ queue_sample_shares(struct glisten *l, struct vstab *t, uint64_t now)
 }
 
 void
-queue_rekey(struct glisten *l, struct vstab *t)
+queue_rekey(struct gated_listener *l, struct vs_table *t)
 {
 	size_t i;
 
@@ -316,10 +316,10 @@ queue_rekey(struct glisten *l, struct vstab *t)
 }
 
 void
-queue_reroute(struct glisten *l, uint32_t vs_id, uint32_t home, struct vstab *t)
+queue_reroute(struct gated_listener *l, uint32_t vs_id, uint32_t home, struct vs_table *t)
 {
-	struct gq *q = queue_get(l, vs_id, 0);
-	struct gconn *c, *nc;
+	struct vs_queue *q = queue_get(l, vs_id, 0);
+	struct queued_conn *c, *nc;
 
 	if (!q || q->len == 0 || vs_id == home)
 		return;

@@ -51,19 +51,19 @@
 #define WARM_PERIOD_MS	5	/* well under one grace period */
 #define WARM_ACTIVE_NS	1000000000ull	/* stay active 1 s after a move */
 
-struct warm_shared {
+struct rcu_warm_shared {
 	_Atomic uint64_t active_until;	/* CLOCK_MONOTONIC ns */
 	_Atomic int	 sleeping;	/* the helper waits on the pipe */
 	_Atomic uint64_t writes;	/* no-op migrations done */
 };
 
-static struct warm_shared *sh;
+static struct rcu_warm_shared *sh;
 static int wake_fd = -1;
-static pid_t warm_pid;
-static int warm_pidfd = -1;	/* the pid alone could be reused */
+static pid_t rcu_warm_pid;
+static int rcu_warm_pidfd = -1;	/* the pid alone could be reused */
 
 static void __attribute__((noreturn))
-warm_loop(const char *file, int rfd)
+rcu_warm_loop(const char *file, int rfd)
 {
 	char buf[16];
 	int fd, n;
@@ -97,11 +97,11 @@ warm_loop(const char *file, int rfd)
 }
 
 int
-warm_start(const struct gvs *home, int pure_v2)
+rcu_warm_start(const struct gate_vs *home, int pure_v2)
 {
 	char file[4096];
-	const char *dir = pure_v2 ? home->dir[GCG_UNIFIED] :
-	    home->dir[GCG_CPU] ? home->dir[GCG_CPU] : home->dir[GCG_UNIFIED];
+	const char *dir = pure_v2 ? home->dir[CG_KIND_UNIFIED] :
+	    home->dir[CG_KIND_CPU] ? home->dir[CG_KIND_CPU] : home->dir[CG_KIND_UNIFIED];
 	pid_t parent = getpid();
 	int p[2], r;
 
@@ -109,7 +109,7 @@ warm_start(const struct gvs *home, int pure_v2)
 		return -ENOENT;
 	/* v1 "tasks" moves one thread, which is all the helper has */
 	if (path_fmt(file, sizeof(file), "%s/%s", dir,
-	    dir == home->dir[GCG_UNIFIED] ? "cgroup.procs" : "tasks") < 0)
+	    dir == home->dir[CG_KIND_UNIFIED] ? "cgroup.procs" : "tasks") < 0)
 		return -ENAMETOOLONG;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
@@ -120,13 +120,13 @@ warm_start(const struct gvs *home, int pure_v2)
 		r = -errno;
 		goto fail;
 	}
-	if ((warm_pid = fork()) < 0) {
+	if ((rcu_warm_pid = fork()) < 0) {
 		r = -errno;
 		close(p[0]);
 		close(p[1]);
 		goto fail;
 	}
-	if (warm_pid == 0) {
+	if (rcu_warm_pid == 0) {
 		sigset_t all;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -139,11 +139,11 @@ warm_start(const struct gvs *home, int pure_v2)
 		if (dup2(p[0], 3) < 0)
 			_exit(1);
 		syscall(SYS_close_range, 4, ~0U, 0);
-		warm_loop(file, 3);
+		rcu_warm_loop(file, 3);
 	}
 	close(p[0]);
 	wake_fd = p[1];
-	warm_pidfd = pidfd_open(warm_pid, 0);
+	rcu_warm_pidfd = pidfd_open(rcu_warm_pid, 0);
 	fcntl(wake_fd, F_SETFL, O_NONBLOCK);
 	return 0;
 fail:
@@ -153,7 +153,7 @@ fail:
 }
 
 void
-warm_kick(void)
+rcu_warm_kick(void)
 {
 	if (!sh)
 		return;
@@ -163,13 +163,13 @@ warm_kick(void)
 }
 
 pid_t
-warm_stats(uint64_t *writes)
+rcu_warm_stats(uint64_t *writes)
 {
-	struct pollfd pf = { .fd = warm_pidfd, .events = POLLIN };
+	struct pollfd pf = { .fd = rcu_warm_pidfd, .events = POLLIN };
 
 	*writes = sh ? atomic_load(&sh->writes) : 0;
 	/* 0 once it has exited (it could not join the home VS, say) */
-	if (!sh || warm_pidfd < 0 || poll(&pf, 1, 0) != 0)
+	if (!sh || rcu_warm_pidfd < 0 || poll(&pf, 1, 0) != 0)
 		return 0;
-	return warm_pid;
+	return rcu_warm_pid;
 }

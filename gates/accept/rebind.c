@@ -46,7 +46,7 @@
 
 #define NTHASH	256
 
-static struct gthread *thash[NTHASH];
+static struct service_thread *thash[NTHASH];
 static int pure_v2;
 static enum cg2_mode cg2_mode = CG2_LAZY;
 static int have_pidfd_thread = 1;
@@ -118,7 +118,7 @@ read_tgid(pid_t tid)
 }
 
 static int
-open_pidfd(struct gthread *th)
+open_pidfd(struct service_thread *th)
 {
 	if (have_pidfd_thread) {
 		th->pidfd = pidfd_open(th->tid, PIDFD_THREAD);
@@ -140,10 +140,10 @@ pidfd_exited(int pidfd)
 	return poll(&p, 1, 0) > 0;
 }
 
-struct gthread *
+struct service_thread *
 thread_get(pid_t tid, int *is_new)
 {
-	struct gthread **b = &thash[(unsigned)tid % NTHASH], *th;
+	struct service_thread **b = &thash[(unsigned)tid % NTHASH], *th;
 	pid_t tgid;
 
 	*is_new = 0;
@@ -177,9 +177,9 @@ thread_get(pid_t tid, int *is_new)
 }
 
 void
-thread_forget(struct gthread *th)
+thread_forget(struct service_thread *th)
 {
-	struct gthread **pp = &thash[(unsigned)th->tid % NTHASH];
+	struct service_thread **pp = &thash[(unsigned)th->tid % NTHASH];
 
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == th) {
@@ -197,7 +197,7 @@ thread_sweep(void)
 	size_t i;
 
 	for (i = 0; i < NTHASH; i++) {
-		struct gthread *th = thash[i], *next;
+		struct service_thread *th = thash[i], *next;
 
 		for (; th; th = next) {
 			next = th->hnext;
@@ -208,50 +208,28 @@ thread_sweep(void)
 }
 
 void
-thread_foreach(void (*fn)(struct gthread *, void *), void *arg)
+thread_foreach(void (*fn)(struct service_thread *, void *), void *arg)
 {
 	size_t i;
-	struct gthread *th;
+	struct service_thread *th;
 
 	for (i = 0; i < NTHASH; i++)
 		for (th = thash[i]; th; th = th->hnext)
 			fn(th, arg);
 }
 
-int
-cgroup_move(struct gvs *v, enum gcg h, pid_t pid)
+/* One move through the cgroup backend's hot path (lib/cgroup-fast.c). */
+static int
+move(struct gate_vs *v, enum cg_kind h, pid_t pid)
 {
-	char buf[16];
-	int n, r;
+	int r;
 
 	if (!v->dir[h])
 		return -ENOENT;
-	if (v->fd_tasks[h] < 0) {
-		char path[4096];
-		/* v1 "tasks" moves one thread; cgroup.procs a whole process */
-		const char *file = h == GCG_UNIFIED ? "cgroup.procs" : "tasks";
-
-		if (path_fmt(path, sizeof(path), "%s/%s", v->dir[h], file) < 0)
-			return -ENAMETOOLONG;
-		if ((v->fd_tasks[h] = open(path, O_WRONLY | O_CLOEXEC)) < 0) {
-			r = -errno;
-			log_warn("%s: open %s", __func__, path);
-			return r;
-		}
-	}
-	n = snprintf(buf, sizeof(buf), "%d", pid);
-	if (pwrite(v->fd_tasks[h], buf, (size_t)n, 0) != n) {
-		r = -errno;
-		/* ESRCH: the thread just exited; ENODEV/ENOENT: the VS is gone */
-		if (r != -ESRCH) {
-			log_warn("%s: move %d to %s", __func__, pid, v->dir[h]);
-			close(v->fd_tasks[h]);
-			v->fd_tasks[h] = -1;
-		}
+	if ((r = cg_move_fast(v->dir[h], h == CG_KIND_UNIFIED, pid, &v->fd_move[h])) < 0)
 		return r;
-	}
 	nmoves++;
-	warm_kick();
+	rcu_warm_kick();
 	return 0;
 }
 
@@ -259,7 +237,7 @@ static void
 set_process(pid_t tgid, uint32_t bound, uint32_t cg2)
 {
 	size_t i;
-	struct gthread *th;
+	struct service_thread *th;
 
 	for (i = 0; i < NTHASH; i++)
 		for (th = thash[i]; th; th = th->hnext)
@@ -271,7 +249,7 @@ set_process(pid_t tgid, uint32_t bound, uint32_t cg2)
 }
 
 int
-bind_thread(struct gthread *th, struct gvs *v)
+bind_thread(struct service_thread *th, struct gate_vs *v)
 {
 	uint64_t t0;
 	int r;
@@ -280,36 +258,36 @@ bind_thread(struct gthread *th, struct gvs *v)
 		return 0;
 	t0 = now_ns();
 	if (pure_v2) {
-		if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
+		if ((r = move(v, CG_KIND_UNIFIED, th->tgid)) < 0)
 			return r;
 		set_process(th->tgid, v->id, v->id);
 		bind_record(t0);
 		return 1;
 	}
-	if ((r = cgroup_move(v, GCG_CPU, th->tid)) < 0)
+	if ((r = move(v, CG_KIND_CPU, th->tid)) < 0)
 		return r;
 	/* cpu and cpuacct are often co-mounted ("cpu,cpuacct"): one write then */
-	if (v->dir[GCG_CPUACCT] && (!v->dir[GCG_CPU] ||
-	    strcmp(v->dir[GCG_CPU], v->dir[GCG_CPUACCT]) != 0) &&
-	    (r = cgroup_move(v, GCG_CPUACCT, th->tid)) < 0)
+	if (v->dir[CG_KIND_CPUACCT] && (!v->dir[CG_KIND_CPU] ||
+	    strcmp(v->dir[CG_KIND_CPU], v->dir[CG_KIND_CPUACCT]) != 0) &&
+	    (r = move(v, CG_KIND_CPUACCT, th->tid)) < 0)
 		return r;
 	th->bound = v->id;
 	/* --cgroup2 always: the eager alternative, kept to measure the choice */
-	if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && v->dir[GCG_UNIFIED] &&
-	    cgroup_move(v, GCG_UNIFIED, th->tgid) == 0)
+	if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && v->dir[CG_KIND_UNIFIED] &&
+	    move(v, CG_KIND_UNIFIED, th->tgid) == 0)
 		set_process(th->tgid, 0, v->id);
 	bind_record(t0);
 	return 1;
 }
 
 int
-bind_cgroup2(struct gthread *th, struct gvs *v)
+bind_cgroup2(struct service_thread *th, struct gate_vs *v)
 {
 	int r;
 
-	if (pure_v2 || cg2_mode != CG2_LAZY || th->cg2 == v->id || !v->dir[GCG_UNIFIED])
+	if (pure_v2 || cg2_mode != CG2_LAZY || th->cg2 == v->id || !v->dir[CG_KIND_UNIFIED])
 		return 0;
-	if ((r = cgroup_move(v, GCG_UNIFIED, th->tgid)) < 0)
+	if ((r = move(v, CG_KIND_UNIFIED, th->tgid)) < 0)
 		return r;
 	set_process(th->tgid, 0, v->id);
 	return 1;

@@ -63,35 +63,14 @@ now_ns(void)
 }
 
 static int
-read_usage(struct gvs *v, uint64_t *ns)
+read_usage(struct gate_vs *v, uint64_t *ns)
 {
-	char buf[512], *p;
-	ssize_t n;
-	int v2 = v->dir[GCG_CPUACCT] == NULL;
+	int v2 = v->dir[CG_KIND_CPUACCT] == NULL;
+	const char *dir = v2 ? v->dir[CG_KIND_UNIFIED] : v->dir[CG_KIND_CPUACCT];
 
-	if (v->fd_usage < 0) {
-		char path[4096];
-		const char *dir = v2 ? v->dir[GCG_UNIFIED] : v->dir[GCG_CPUACCT];
-
-		if (!dir)
-			return -ENOENT;
-		if (path_fmt(path, sizeof(path), "%s/%s", dir, v2 ? "cpu.stat" : "cpuacct.usage") < 0)
-			return -ENAMETOOLONG;
-		if ((v->fd_usage = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			return -errno;
-	}
-	if ((n = pread(v->fd_usage, buf, sizeof(buf) - 1, 0)) < 0)
-		return -errno;
-	buf[n] = '\0';
-	if (!v2) {
-		*ns = strtoull(buf, NULL, 10);
-		return 0;
-	}
-	/* cgroup2 cpu.stat starts with "usage_usec N" (Linux 4.15+) */
-	if (!(p = strstr(buf, "usage_usec ")))
-		return -EINVAL;
-	*ns = strtoull(p + 11, NULL, 10) * 1000ull;
-	return 0;
+	if (!dir)
+		return -ENOENT;
+	return cg_usage_fast(dir, v2, ns, &v->fd_usage);
 }
 
 double
@@ -107,7 +86,7 @@ share_ewma(double used_bp, uint64_t dusage_ns, uint64_t dt_ns, double tau, long 
 }
 
 int
-share_sample(struct gvs *v, uint64_t now)
+share_sample(struct gate_vs *v, uint64_t now)
 {
 	uint64_t usage;
 	int r;
@@ -131,7 +110,7 @@ share_sample(struct gvs *v, uint64_t now)
 }
 
 void
-share_sample_lazy(struct gvs *v, uint64_t now)
+share_sample_lazy(struct gate_vs *v, uint64_t now)
 {
 	if (v->sample_t == 0 || now - v->sample_t >= GATE_SAMPLE_MIN_NS)
 		share_sample(v, now);

@@ -42,7 +42,7 @@ status_open(const char *path)
 static const char *
 vs_name(struct gate *g, uint32_t id)
 {
-	struct gvs *v = vstab_find(&g->tab, id);
+	struct gate_vs *v = vs_table_find(&g->tab, id);
 
 	return v ? v->name : NULL;
 }
@@ -54,7 +54,7 @@ struct thr_ctx {
 };
 
 static void
-put_thread(struct gthread *th, void *arg)
+put_thread(struct service_thread *th, void *arg)
 {
 	struct thr_ctx *x = arg;
 
@@ -71,7 +71,7 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	unsigned p50, p99, max;
 	uint64_t nb, wn;
 	pid_t wpid;
-	struct glisten *l;
+	struct gated_listener *l;
 	size_t i;
 	int n = 0;
 
@@ -83,13 +83,13 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	thread_foreach(put_thread, &x);
 	buf_printf(b, "], \"vs\": [");
 	for (i = 0; i < g->tab.n; i++) {
-		struct gvs *v = &g->tab.v[i];
+		struct gate_vs *v = &g->tab.v[i];
 		size_t q = 0;
 
 		for (l = g->listeners; l; l = l->next) {
-			struct gq *gq = queue_get(l, v->id, 0);
+			struct vs_queue *vs_queue = queue_get(l, v->id, 0);
 
-			q += gq ? gq->len : 0;
+			q += vs_queue ? vs_queue->len : 0;
 		}
 		if (!v->served && !q && v->id != g->home)
 			continue;
@@ -108,7 +108,7 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	bind_stats(&nb, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, p50, p99, max);
-	wpid = warm_stats(&wn);
+	wpid = rcu_warm_stats(&wn);
 	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
 	    (unsigned long long)wn);
 }

@@ -140,20 +140,18 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 /* In the child: join every hierarchy of the home VS. */
 static void
-join_home(struct gvs *home)
+join_home(struct gate_vs *home)
 {
 	int h;
 
-	for (h = 0; h < GCG_MAX; h++) {
-		char path[4096], pid[16];
+	char pid[16];
+	int r;
 
-		if (!home->dir[h])
-			continue;
-		snprintf(pid, sizeof(pid), "%d", getpid());
-		if (path_fmt(path, sizeof(path), "%s/cgroup.procs", home->dir[h]) < 0 ||
-		    write_file(path, pid) < 0) {
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	for (h = 0; h < CG_KIND_MAX; h++) {
+		if (home->dir[h] && (r = cg_write(home->dir[h], "cgroup.procs", pid)) < 0) {
 			fprintf(stderr, "vsd-gate: cannot join VS %s (%s): %s\n", home->name,
-			    home->dir[h], strerror(errno));
+			    home->dir[h], strerror(-r));
 			_exit(126);
 		}
 	}
@@ -227,7 +225,7 @@ recv_fd(int sock)
 }
 
 static void __attribute__((noreturn))
-child(struct opts *o, struct gvs *home, int sock, const sigset_t *oldmask, int want_socket)
+child(struct opts *o, struct gate_vs *home, int sock, const sigset_t *oldmask, int want_socket)
 {
 	int nfd;
 
@@ -269,180 +267,242 @@ exit_code(int status)
 	return 1;
 }
 
-int
-main(int argc, char **argv)
-{
-	struct opts o = { 0 };
-	struct gate g = { 0 };
-	struct gvs *home;
-	struct rlimit rl;
-	sigset_t mask, oldmask;
-	int sp[2], nfd, sfd, tfd, stfd = -1, pidfd, status = 0, r;
-	int child_done = 0, filter_gone = 0, want_socket, sync_wakeup = 0;
-	struct glisten **ls = NULL;
-	struct pollfd *pfd = calloc(P_FIRST, sizeof(*pfd));
-	size_t nls = 0;
-	unsigned period = 100;
-	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-	pid_t pid;
-	size_t i;
+/* The supervisor's state while it serves. */
+struct supervisor {
+	struct opts	 o;
+	struct gate	 g;
+	struct gate_vs	*home;
+	pid_t		 pid;		/* the service's main process */
+	int		 pidfd;
+	int		 sfd, tfd, stfd;	/* signals, the tick timer, the status socket */
+	unsigned	 period;	/* the tick, ms */
+	int		 status;	/* the service's wait status, once it exited */
+	int		 child_done, filter_gone;
+	struct gated_listener **ls;	/* listeners with waiters, for poll */
+	struct pollfd	*pfd;
+	size_t		 nls;
+};
 
-	parse_opts(argc, argv, &o);
-	log_init(1, o.verbose, "vsd-gate");
-	if (!pfd)
-		fatalx("out of memory");
-	share_init(o.window_ms);
-	g.vsd_socket = o.vsd_socket;
-	g.table_file = o.table_file;
-	gate_refresh(&g, 1);
-	if (g.tab.n == 0)
-		fatalx("no VS table from %s", o.vsd_socket ? o.vsd_socket : o.table_file);
-	if (!(home = vstab_find_name(&g.tab, o.home)))
-		fatalx("home VS %s does not exist", o.home);
-	g.home = home->id;
-	bind_init(g.tab.pure_v2, o.cg2);
-	conns_init(o.map ? o.map : g.tab.conns_map);
-	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
-	want_socket = !g.tab.pure_v2 && o.cg2 == CG2_LAZY && home->dir[GCG_UNIFIED] != NULL;
+/* The VS table, the home VS, the binding and classification back ends. */
+static void
+gate_setup(struct supervisor *sv)
+{
+	struct gate *g = &sv->g;
+	struct rlimit rl;
+
+	share_init(sv->o.window_ms);
+	g->vsd_socket = sv->o.vsd_socket;
+	g->table_file = sv->o.table_file;
+	gate_refresh(g, 1);
+	if (g->tab.n == 0)
+		fatalx("no VS table from %s", sv->o.vsd_socket ? sv->o.vsd_socket : sv->o.table_file);
+	if (!(sv->home = vs_table_find_name(&g->tab, sv->o.home)))
+		fatalx("home VS %s does not exist", sv->o.home);
+	g->home = sv->home->id;
+	bind_init(g->tab.pure_v2, sv->o.cg2);
+	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
 	/* one fd per queued connection plus a few per VS: lift the soft limit */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		struct rlimit nl = { rl.rlim_max < 65536 ? rl.rlim_max : 65536, rl.rlim_max };
 
 		setrlimit(RLIMIT_NOFILE, &nl);
 	}
+}
 
-	sigemptyset(&mask);
+/*
+ * Fork the service under the filter (child()) and take the filter's listener
+ * from it. Returns the notification fd, or -1 if the child failed before exec
+ * (its wait status is in sv->status).
+ */
+static int
+start_service(struct supervisor *sv, sigset_t *mask)
+{
+	struct gate_vs *home = sv->home;
+	sigset_t oldmask;
+	struct rlimit rl;
+	int sp[2], nfd, want_socket;
+	size_t i;
+
+	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
+	want_socket = !sv->g.tab.pure_v2 && sv->o.cg2 == CG2_LAZY &&
+	    home->dir[CG_KIND_UNIFIED] != NULL;
+	sigemptyset(mask);
 	for (i = 0; i < ARRAY_SIZE(fwd_signals); i++)
-		sigaddset(&mask, fwd_signals[i]);
-	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGPIPE);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+		sigaddset(mask, fwd_signals[i]);
+	sigaddset(mask, SIGCHLD);
+	sigaddset(mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, mask, &oldmask);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
 		fatal("socketpair");
-	if ((pid = fork()) < 0)
+	if ((sv->pid = fork()) < 0)
 		fatal("fork");
-	if (pid == 0) {
+	if (sv->pid == 0) {
 		/* the service must not keep the child end's peer */
 		close(sp[0]);
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 			setrlimit(RLIMIT_NOFILE, &rl);
-		child(&o, home, sp[1], &oldmask, want_socket);
+		child(&sv->o, home, sp[1], &oldmask, want_socket);
 	}
 	close(sp[1]);
-	pidfd = pidfd_open(pid, 0);
+	sv->pidfd = pidfd_open(sv->pid, 0);
 	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
 	nfd = recv_fd(sp[0]);
 	close(sp[0]);
-	if (nfd < 0) {
-		/* the child failed before exec and said why */
-		waitpid(pid, &status, 0);
-		return exit_code(status);
-	}
+	if (nfd < 0)	/* the child failed before exec and said why */
+		waitpid(sv->pid, &sv->status, 0);
+	return nfd;
+}
+
+/* The descriptors the loop polls, the gate, the RCU helper, the status socket. */
+static void
+serve_setup(struct supervisor *sv, int nfd, const sigset_t *mask)
+{
+	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	int r;
+
+	if (!(sv->pfd = calloc(P_FIRST, sizeof(*sv->pfd))))
+		fatalx("out of memory");
 	/* the flags go by value, not by pointer */
-	if (o.sync && ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
-		sync_wakeup = 1;
-	else if (o.sync)
+	if (sv->o.sync && ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
+		sv->g.sync_wakeup = 1;
+	else if (sv->o.sync)
 		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
 		    strerror(errno));
-
-	if ((sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
-	    (tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
+	if ((sv->sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	    (sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
-	if ((r = gate_init(&g, nfd)) < 0)
+	if ((r = gate_init(&sv->g, nfd)) < 0)
 		fatalx("gate: %s", strerror(-r));
-	g.sync_wakeup = sync_wakeup;
 	/* after the service's fork: it must not inherit the helper's mapping */
-	if (!o.nowarm && (r = warm_start(home, g.tab.pure_v2)) < 0)
+	if (!sv->o.nowarm && (r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
 		log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
-	if (o.status)
-		stfd = status_open(o.status);
-	arm_timer(tfd, period);
-	log_debug("serving %s (pid %d) from VS %s", o.name, pid, o.home);
+	sv->stfd = sv->o.status ? status_open(sv->o.status) : -1;
+	sv->period = 100;
+	arm_timer(sv->tfd, sv->period);
+}
 
-	/*
-	 * poll(), not epoll: a task blocked in poll() on the notification fd is
-	 * woken with the waker's flags, so with --sync-wakeup on
-	 * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
-	 * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
-	 * Listeners are in the set only while a thread waits on them: no
-	 * epoll_ctl per accept either.
-	 */
-	while (!(child_done && filter_gone)) {
-		size_t nl = gate_waiting_listeners(&g, ls, nls), k;
+/* Fill the poll set: our four descriptors, then the listeners with waiters. */
+static size_t
+poll_set(struct supervisor *sv)
+{
+	size_t nl = gate_waiting_listeners(&sv->g, sv->ls, sv->nls), k;
+
+	if (nl > sv->nls) {
+		struct gated_listener **nls_p = realloc(sv->ls, nl * 2 * sizeof(*sv->ls));
+		struct pollfd *np = realloc(sv->pfd, (P_FIRST + nl * 2) * sizeof(*sv->pfd));
+
+		if (nls_p)
+			sv->ls = nls_p;
+		if (np)
+			sv->pfd = np;
+		if (nls_p && np)
+			sv->nls = nl * 2;
+		nl = gate_waiting_listeners(&sv->g, sv->ls, sv->nls);
+		if (nl > sv->nls)
+			nl = sv->nls;
+	}
+	sv->pfd[P_NOTIFY] = (struct pollfd){ .fd = sv->filter_gone ? -1 : sv->g.notify_fd,
+	    .events = POLLIN };
+	sv->pfd[P_SIGNAL] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
+	sv->pfd[P_TIMER] = (struct pollfd){ .fd = sv->tfd, .events = POLLIN };
+	sv->pfd[P_STATUS] = (struct pollfd){ .fd = sv->stfd, .events = POLLIN };
+	for (k = 0; k < nl; k++)
+		sv->pfd[P_FIRST + k] = (struct pollfd){ .fd = sv->ls[k]->fd, .events = POLLIN };
+	return nl;
+}
+
+/* Forward what was sent to us to the service; reap it when it exits. */
+static void
+on_signals(struct supervisor *sv)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sv->sfd, &si, sizeof(si)) == sizeof(si)) {
+		int st;
+		pid_t w;
+
+		if (si.ssi_signo != SIGCHLD) {
+			/* a terminal's ^C reaches the service's process
+			 * group by itself (SI_KERNEL): forward only sent ones */
+			if (!sv->child_done && si.ssi_signo != SIGPIPE && si.ssi_code != SI_KERNEL)
+				pidfd_send_signal(sv->pidfd, (int)si.ssi_signo, NULL, 0);
+			continue;
+		}
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+			if (w == sv->pid) {
+				sv->status = st;
+				sv->child_done = 1;
+			}
+	}
+}
+
+/*
+ * The event loop, until the service has exited and no task uses the filter.
+ * poll(), not epoll: a task blocked in poll() on the notification fd is woken
+ * with the waker's flags, so with --sync-wakeup on
+ * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
+ * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
+ * Listeners are in the set only while a thread waits on them: no epoll_ctl
+ * per accept either.
+ */
+static void
+serve(struct supervisor *sv)
+{
+	while (!(sv->child_done && sv->filter_gone)) {
+		size_t nl = poll_set(sv), k;
+		struct pollfd *pfd;
 		int n;
 
-		if (nl > nls) {
-			struct glisten **nls_p = realloc(ls, nl * 2 * sizeof(*ls));
-			struct pollfd *np = realloc(pfd, (P_FIRST + nl * 2) * sizeof(*pfd));
-
-			if (nls_p)
-				ls = nls_p;
-			if (np)
-				pfd = np;
-			if (nls_p && np)
-				nls = nl * 2;
-			nl = gate_waiting_listeners(&g, ls, nls);
-			if (nl > nls)
-				nl = nls;
-		}
-		pfd[P_NOTIFY] = (struct pollfd){ .fd = filter_gone ? -1 : nfd, .events = POLLIN };
-		pfd[P_SIGNAL] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		pfd[P_TIMER] = (struct pollfd){ .fd = tfd, .events = POLLIN };
-		pfd[P_STATUS] = (struct pollfd){ .fd = stfd, .events = POLLIN };
-		for (k = 0; k < nl; k++)
-			pfd[P_FIRST + k] = (struct pollfd){ .fd = ls[k]->fd, .events = POLLIN };
 		PROF_BEGIN();
-		n = poll(pfd, P_FIRST + nl, -1);
+		n = poll(sv->pfd, P_FIRST + nl, -1);
 		PROF_MARK(PROF_POLL);
 		if (n < 0) {
 			if (errno != EINTR)
 				fatal("poll");
 			continue;
 		}
+		pfd = sv->pfd;
 		/* listeners first: nothing below frees one before the next poll */
 		for (k = 0; k < nl; k++)
 			if (pfd[P_FIRST + k].revents)
-				gate_listener_ready(&g, ls[k]);
+				gate_listener_ready(&sv->g, sv->ls[k]);
 		if (pfd[P_NOTIFY].revents & POLLIN)
-			gate_notify(&g);
+			gate_notify(&sv->g);
 		else if (pfd[P_NOTIFY].revents & (POLLHUP | POLLERR))
-			filter_gone = 1;	/* no task uses the filter any more */
-		if (pfd[P_SIGNAL].revents & POLLIN) {
-			struct signalfd_siginfo si;
-
-			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
-				int st;
-				pid_t w;
-
-				if (si.ssi_signo != SIGCHLD) {
-					/* a terminal's ^C reaches the service's process
-					 * group by itself (SI_KERNEL): forward only sent ones */
-					if (!child_done && si.ssi_signo != SIGPIPE &&
-					    si.ssi_code != SI_KERNEL)
-						pidfd_send_signal(pidfd, (int)si.ssi_signo, NULL, 0);
-					continue;
-				}
-				while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-					if (w == pid) {
-						status = st;
-						child_done = 1;
-					}
-			}
-		}
+			sv->filter_gone = 1;	/* no task uses the filter any more */
+		if (pfd[P_SIGNAL].revents & POLLIN)
+			on_signals(sv);
 		if (pfd[P_TIMER].revents & POLLIN) {
 			uint64_t exp;
 			unsigned np;
 
-			if (read(tfd, &exp, sizeof(exp)) == sizeof(exp) &&
-			    (np = gate_tick(&g)) != period)
-				arm_timer(tfd, period = np);
+			if (read(sv->tfd, &exp, sizeof(exp)) == sizeof(exp) &&
+			    (np = gate_tick(&sv->g)) != sv->period)
+				arm_timer(sv->tfd, sv->period = np);
 		}
 		if (pfd[P_STATUS].revents & POLLIN)
-			status_serve(&g, stfd, o.name, pid);
+			status_serve(&sv->g, sv->stfd, sv->o.name, sv->pid);
 	}
-	gate_close_all(&g);
-	if (o.status)
-		unlink(o.status);
-	log_debug("%s exited with status %d", o.name, exit_code(status));
-	return exit_code(status);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct supervisor sv = { .stfd = -1 };
+	sigset_t mask;
+	int nfd;
+
+	parse_opts(argc, argv, &sv.o);
+	log_init(1, sv.o.verbose, "vsd-gate");
+	gate_setup(&sv);
+	if ((nfd = start_service(&sv, &mask)) < 0)
+		return exit_code(sv.status);
+	serve_setup(&sv, nfd, &mask);
+	log_debug("serving %s (pid %d) from VS %s", sv.o.name, sv.pid, sv.o.home);
+	serve(&sv);
+	gate_close_all(&sv.g);
+	if (sv.o.status)
+		unlink(sv.o.status);
+	log_debug("%s exited with status %d", sv.o.name, exit_code(sv.status));
+	return exit_code(sv.status);
 }

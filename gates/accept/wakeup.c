@@ -9,9 +9,9 @@
  * hand-written poll loops) would then sit until the next client came.
  *
  * So when a non-blocking accept leaves connections queued, the supervisor
- * opens one loopback connection to the listener itself: the kernel queue is
+ * opens one loopback connection to the listener itself (the wake-up connection): the kernel queue is
  * non-empty again, the service wakes and calls accept, and drain() recognises
- * the "kick" by its address and closes it. At most one kick per listener is
+ * it by its address and closes it. At most one wake-up connection per listener is
  * outstanding.
  */
 #include "config.h"
@@ -26,13 +26,13 @@
 #include "lib/log.h"
 
 void
-kick_arm(struct glisten *l)
+wakeup_arm(struct gated_listener *l)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
 	int fd;
 
-	if (l->kick_fd >= 0 || getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
+	if (l->wakeup_fd >= 0 || getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
 		return;
 	/* a wildcard listener is reached over loopback */
 	if (ss.ss_family == AF_INET) {
@@ -52,21 +52,21 @@ kick_arm(struct glisten *l)
 		close(fd);
 		return;
 	}
-	l->kick_len = sizeof(l->kick_local);
-	if (getsockname(fd, (struct sockaddr *)&l->kick_local, &l->kick_len) < 0) {
+	l->wakeup_len = sizeof(l->wakeup_local);
+	if (getsockname(fd, (struct sockaddr *)&l->wakeup_local, &l->wakeup_len) < 0) {
 		close(fd);
 		return;
 	}
-	l->kick_fd = fd;
+	l->wakeup_fd = fd;
 }
 
 int
-kick_is_ours(struct glisten *l, const struct gconn *c)
+wakeup_is_ours(struct gated_listener *l, const struct queued_conn *c)
 {
-	if (l->kick_fd < 0 || c->peerlen != l->kick_len ||
-	    memcmp(&c->peer, &l->kick_local, c->peerlen) != 0)
+	if (l->wakeup_fd < 0 || c->peerlen != l->wakeup_len ||
+	    memcmp(&c->peer, &l->wakeup_local, c->peerlen) != 0)
 		return 0;
-	close(l->kick_fd);
-	l->kick_fd = -1;
+	close(l->wakeup_fd);
+	l->wakeup_fd = -1;
 	return 1;
 }

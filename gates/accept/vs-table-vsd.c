@@ -20,7 +20,7 @@
 static int down;	/* log a lost vsd once, and its return once */
 
 int
-vstab_load_vsd(struct vstab *t, const char *sockpath)
+vs_table_load_vsd(struct vs_table *t, const char *sockpath)
 {
 	struct buf req = { 0 }, body = { 0 };
 	unsigned status;
@@ -32,7 +32,7 @@ vstab_load_vsd(struct vstab *t, const char *sockpath)
 		r = -EPROTO;
 	buf_free(&req);
 	if (r == 0)
-		r = vstab_parse(t, body.p);
+		r = vs_table_parse(t, body.p);
 	buf_free(&body);
 	if (r < 0 && !down) {
 		log_warnx("cannot reach vsd at %s (%s); serving with the last VS table", sockpath,

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The accept gate's VS table: id, name, share and cgroup directories of
- * every VS. It comes from vsd (vstab-vsd.c) or from a file, and the
+ * every VS. It comes from vsd (vs-table-vsd.c) or from a file, and the
  * gate keeps the last good copy while vsd is away, so a vsd restart never
  * disturbs a gated service.
  */
@@ -12,46 +12,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/statfs.h>
 #include <unistd.h>
-#include <linux/magic.h>
 
 #include "gate.h"
 #include "lib/log.h"
 
-static const char *const gcg_key[GCG_MAX] = {
-	[GCG_CPU] = "cpu", [GCG_CPUACCT] = "cpuacct", [GCG_MEMORY] = "memory",
-	[GCG_PIDS] = "pids", [GCG_UNIFIED] = "unified",
-};
-
-int
-cgroup_is_pure_v2(void)
-{
-	struct statfs sfs;
-
-	return statfs("/sys/fs/cgroup", &sfs) == 0 && sfs.f_type == CGROUP2_SUPER_MAGIC;
-}
-
 static int
 cmp_id(const void *a, const void *b)
 {
-	const struct gvs *x = a, *y = b;
+	const struct gate_vs *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-struct gvs *
-vstab_find(struct vstab *t, uint32_t id)
+struct gate_vs *
+vs_table_find(struct vs_table *t, uint32_t id)
 {
-	struct gvs key = { .id = id };
+	struct gate_vs key = { .id = id };
 
 	if (t->n == 0)
 		return NULL;
 	return bsearch(&key, t->v, t->n, sizeof(*t->v), cmp_id);
 }
 
-struct gvs *
-vstab_find_name(struct vstab *t, const char *name)
+struct gate_vs *
+vs_table_find_name(struct vs_table *t, const char *name)
 {
 	size_t i;
 
@@ -62,25 +47,25 @@ vstab_find_name(struct vstab *t, const char *name)
 }
 
 static void
-gvs_init(struct gvs *v)
+gvs_init(struct gate_vs *v)
 {
 	int h;
 
 	memset(v, 0, sizeof(*v));
-	for (h = 0; h < GCG_MAX; h++)
-		v->fd_tasks[h] = -1;
+	for (h = 0; h < CG_KIND_MAX; h++)
+		v->fd_move[h] = -1;
 	v->fd_usage = -1;
 }
 
 static void
-gvs_free(struct gvs *v)
+gvs_free(struct gate_vs *v)
 {
 	int h;
 
-	for (h = 0; h < GCG_MAX; h++) {
+	for (h = 0; h < CG_KIND_MAX; h++) {
 		free(v->dir[h]);
-		if (v->fd_tasks[h] >= 0)
-			close(v->fd_tasks[h]);
+		if (v->fd_move[h] >= 0)
+			close(v->fd_move[h]);
 	}
 	if (v->fd_usage >= 0)
 		close(v->fd_usage);
@@ -88,7 +73,7 @@ gvs_free(struct gvs *v)
 
 /* One line: "id name share_bp [cpu=DIR] [cpuacct=DIR] ... [unified=DIR]". */
 static int
-parse_line(struct gvs *v, char *line)
+parse_line(struct gate_vs *v, char *line)
 {
 	char *tok, *save = NULL;
 	unsigned long long id, share;
@@ -117,10 +102,10 @@ parse_line(struct gvs *v, char *line)
 			v->share_bp = (unsigned)share;
 			continue;
 		}
-		for (h = 0; h < GCG_MAX; h++) {
-			size_t kl = strlen(gcg_key[h]);
+		for (h = 0; h < CG_KIND_MAX; h++) {
+			size_t kl = strlen(cg_kind_key[h]);
 
-			if (strncmp(tok, gcg_key[h], kl) == 0 && tok[kl] == '=' && tok[kl + 1] == '/') {
+			if (strncmp(tok, cg_kind_key[h], kl) == 0 && tok[kl] == '=' && tok[kl + 1] == '/') {
 				free(v->dir[h]);
 				if (!(v->dir[h] = strdup(tok + kl + 1)))
 					return -ENOMEM;
@@ -133,14 +118,14 @@ parse_line(struct gvs *v, char *line)
 }
 
 int
-vstab_parse(struct vstab *t, const char *text)
+vs_table_parse(struct vs_table *t, const char *text)
 {
 	char *copy, *line, *save = NULL;
 	size_t cap = 0, lineno = 0;
 	int r = 0;
 
 	memset(t, 0, sizeof(*t));
-	t->pure_v2 = cgroup_is_pure_v2();
+	t->pure_v2 = cg_pure_v2("/sys/fs/cgroup");
 	if (!(copy = strdup(text)))
 		return -ENOMEM;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -153,7 +138,7 @@ vstab_parse(struct vstab *t, const char *text)
 		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')
 			continue;
 		if (t->n == cap) {
-			struct gvs *nv;
+			struct gate_vs *nv;
 
 			cap = cap ? cap * 2 : 16;
 			if (!(nv = realloc(t->v, cap * sizeof(*nv)))) {
@@ -171,7 +156,7 @@ vstab_parse(struct vstab *t, const char *text)
 	}
 	free(copy);
 	if (r < 0) {
-		vstab_free(t);
+		vs_table_free(t);
 		return r;
 	}
 	if (t->n)
@@ -180,28 +165,28 @@ vstab_parse(struct vstab *t, const char *text)
 }
 
 void
-vstab_merge(struct vstab *t, struct vstab *fresh, uint32_t *gone, size_t *ngone)
+vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_t *ngone)
 {
 	size_t i, ng = 0, maxg = *ngone;
 
 	for (i = 0; i < t->n; i++) {
-		struct gvs *old = &t->v[i], *nv = vstab_find(fresh, old->id);
+		struct gate_vs *old = &t->v[i], *nv = vs_table_find(fresh, old->id);
 		int h, same = nv != NULL;
 
-		for (h = 0; nv && h < GCG_MAX; h++)
+		for (h = 0; nv && h < CG_KIND_MAX; h++)
 			if ((old->dir[h] == NULL) != (nv->dir[h] == NULL) ||
 			    (old->dir[h] && strcmp(old->dir[h], nv->dir[h]) != 0))
 				same = 0;
 		if (same) {
 			/* keep open fds and the usage history */
-			memcpy(nv->fd_tasks, old->fd_tasks, sizeof(nv->fd_tasks));
+			memcpy(nv->fd_move, old->fd_move, sizeof(nv->fd_move));
 			nv->fd_usage = old->fd_usage;
 			nv->usage_ns = old->usage_ns;
 			nv->sample_t = old->sample_t;
 			nv->used_bp = old->used_bp;
 			nv->remaining_bp = old->remaining_bp;
-			for (h = 0; h < GCG_MAX; h++)
-				old->fd_tasks[h] = -1;
+			for (h = 0; h < CG_KIND_MAX; h++)
+				old->fd_move[h] = -1;
 			old->fd_usage = -1;
 		}
 		if (nv)
@@ -210,13 +195,13 @@ vstab_merge(struct vstab *t, struct vstab *fresh, uint32_t *gone, size_t *ngone)
 			gone[ng++] = old->id;
 	}
 	*ngone = ng;
-	vstab_free(t);
+	vs_table_free(t);
 	*t = *fresh;
 	memset(fresh, 0, sizeof(*fresh));
 }
 
 void
-vstab_free(struct vstab *t)
+vs_table_free(struct vs_table *t)
 {
 	size_t i;
 
@@ -230,7 +215,7 @@ vstab_free(struct vstab *t)
 }
 
 int
-vstab_load_file(struct vstab *t, const char *path)
+vs_table_load_file(struct vs_table *t, const char *path)
 {
 	char *text;
 	FILE *f;
@@ -255,7 +240,7 @@ vstab_load_file(struct vstab *t, const char *path)
 		return -EIO;
 	}
 	fclose(f);
-	r = vstab_parse(t, text);
+	r = vs_table_parse(t, text);
 	free(text);
 	return r;
 }

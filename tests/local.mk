@@ -7,7 +7,8 @@
 # --- Unit tests: no root needed.
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
-	tests/unit/test-conntab
+	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
+	tests/unit/test-gate-vs-table
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
@@ -21,6 +22,11 @@ tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
 # The connection table from user space (gates/socket/conntab.c) on a real BPF array.
 tests_unit_test_conntab_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS)
+# The accept gate's queues and aging, the remaining share, the VS table and
+# the accepted connection's key (gates/accept/, gates/socket/conntab.c).
+tests_unit_test_gate_queue_LDADD = $(GATEACCEPT_LIBS)
+tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
+tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \

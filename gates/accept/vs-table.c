@@ -47,7 +47,7 @@ vs_table_find_name(struct vs_table *t, const char *name)
 }
 
 static void
-gvs_init(struct gate_vs *v)
+gate_vs_init(struct gate_vs *v)
 {
 	int h;
 
@@ -58,7 +58,7 @@ gvs_init(struct gate_vs *v)
 }
 
 static void
-gvs_free(struct gate_vs *v)
+gate_vs_free(struct gate_vs *v)
 {
 	int h;
 
@@ -79,7 +79,7 @@ parse_line(struct gate_vs *v, char *line)
 	unsigned long long id, share;
 	int field = 0, h;
 
-	gvs_init(v);
+	gate_vs_init(v);
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), field++) {
 		char *end;
 
@@ -148,7 +148,7 @@ vs_table_parse(struct vs_table *t, const char *text)
 			t->v = nv;
 		}
 		if ((r = parse_line(&t->v[t->n], line)) < 0) {
-			gvs_free(&t->v[t->n]);
+			gate_vs_free(&t->v[t->n]);
 			log_warnx("VS table line %zu: expected \"id name share_bp key=/dir ...\"", lineno);
 			break;
 		}
@@ -206,7 +206,7 @@ vs_table_free(struct vs_table *t)
 	size_t i;
 
 	for (i = 0; i < t->n; i++)
-		gvs_free(&t->v[i]);
+		gate_vs_free(&t->v[i]);
 	free(t->v);
 	free(t->conns_map);
 	t->v = NULL;

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The accept gate's remaining share (gates/accept/share.c): one step of the
+ * decaying average (share_ewma) checked against values worked out by hand,
+ * and share_sample() on a usage counter that is a plain file standing in for
+ * cpuacct.usage, read through the cgroup backend's cached descriptor.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "gates/accept/gate.h"
+#include "tap.h"
+
+#define MS	1000000ull
+
+static int
+near(double got, double want, double tol)
+{
+	if (fabs(got - want) <= tol)
+		return 1;
+	printf("#   got %.3f, want %.3f +- %.3f\n", got, want, tol);
+	return 0;
+}
+
+static void
+set_usage(const char *path, uint64_t ns)
+{
+	FILE *f = fopen(path, "w");	/* truncates: the same inode, as a cgroup file */
+
+	fprintf(f, "%llu\n", (unsigned long long)ns);
+	fclose(f);
+}
+
+int
+main(void)
+{
+	double u = 0;
+	char dir[] = "/tmp/test-gate-share.XXXXXX", path[64];
+	struct gate_vs v = { .id = 1, .share_bp = 5000, .fd_usage = -1 };
+	uint64_t t = 1000 * MS;
+
+	/* tau = 100 ms, 2 CPUs */
+	ok(near(share_ewma(0, 0, 100 * MS, 100e6, 2), 0, 1e-9), "an idle VS stays at 0 bp");
+	/* one of two CPUs busy for one tau: rate 5000 bp, weight 1 - 1/e */
+	ok(near(share_ewma(0, 100 * MS, 100 * MS, 100e6, 2), 5000 * (1 - exp(-1)), 0.01),
+	   "one CPU of two for one window: 5000 x (1 - 1/e) = 3160.6 bp");
+	ok(near(share_ewma(4000, 0, 100 * MS, 100e6, 2), 4000 * exp(-1), 0.01),
+	   "idle for one window decays by 1/e");
+	for (int i = 0; i < 100; i++)
+		u = share_ewma(u, 10 * MS, 10 * MS, 100e6, 2);
+	ok(near(u, 5000, 1), "steady use of one CPU of two converges to 5000 bp");
+	ok(near(share_ewma(0, 300 * MS, 100 * MS, 100e6, 2), 10000 * (1 - exp(-1)), 0.01),
+	   "more usage than CPUs x time (racy counters) counts as 10000 bp");
+
+	/* share_sample through a stand-in counter */
+	if (!mkdtemp(dir)) {
+		printf("1..0 # SKIP no temporary directory\n");
+		return 77;
+	}
+	snprintf(path, sizeof(path), "%s/cpuacct.usage", dir);
+	set_usage(path, 0);
+	v.dir[CG_KIND_CPUACCT] = dir;
+	share_init(100);
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		double want;
+
+		ok(share_sample(&v, t) == 0 && v.sample_t == t && v.remaining_bp == 5000,
+		   "the first sample only records: 5000 bp left of a 50%% share");
+		set_usage(path, (uint64_t)(50 * MS) * (uint64_t)cpus);	/* all CPUs for half the time */
+		ok(share_sample(&v, t + 100 * MS) == 0, "second sample");
+		want = 5000 * (1 - exp(-1));
+		ok(near(v.used_bp, want, 0.5), "used: half the machine for one window");
+		ok(v.remaining_bp == 5000 - (int)(want + 0.5),
+		   "remaining = share - used (%d bp)", v.remaining_bp);
+		ok(v.fd_usage >= 0, "the counter stays open for the next sample");
+		share_sample_lazy(&v, t + 101 * MS);
+		ok(v.sample_t == t + 100 * MS, "a lazy sample within 2 ms reads nothing");
+	}
+	unlink(path);
+	close(v.fd_usage);
+	rmdir(dir);
+	v.dir[CG_KIND_CPUACCT] = NULL;
+	return tap_done();
+}

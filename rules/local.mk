@@ -9,6 +9,7 @@ rules_librules_a_SOURCES = \
 	rules/rules.h rules/rules.c \
 	rules/ctx.h rules/ctx.c \
 	rules/names.h rules/names.c \
+	rules/nexpr.c rules/words.c \
 	rules/lex.h rules/lex.c \
 	rules/parse.h rules/parse.c rules/parse-decl.c rules/parse-rule.c \
 	rules/expand.c \
@@ -34,6 +35,7 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c \
+	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c \
 	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER

@@ -13,6 +13,18 @@
 #include "names.h"
 #include "rules.h"
 
+int
+rules_vs_index(const struct rules *rs, const char *name)
+{
+	return names_get(rs->vs_names, name);
+}
+
+int
+rules_service_index(const struct rules *rs, const char *name)
+{
+	return names_get(rs->svc_names, name);
+}
+
 static int
 pat_match(const struct rules *rs, const struct rules_pat *p, int idx, const char *name)
 {

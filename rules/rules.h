@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * The rules library: loads a rule file (vsrules(5)), checks it and compiles
- * it into a struct rules that vsd applies and the gates consult.
+ * it into a struct rules that vsd applies (VSs, limits, socket gate
+ * settings). The gates do not consult it yet: vsd-gate always serves the
+ * requester's VS (the default accept rule); below is how they are meant to.
  *
  * Loading never changes anything outside the library, needs no daemon and no
  * privilege, and reports every error of the file (and its includes) at once,

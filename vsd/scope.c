@@ -225,7 +225,16 @@ void
 keeper_main(void)
 {
 	sigset_t set;
+	int fd;
 
+	/* Hold nothing of whoever started vsd: a caller that reads vsd's output
+	 * through a pipe must see it closed when vsd exits. */
+	if ((fd = open("/dev/null", O_RDWR | O_CLOEXEC)) >= 0) {
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		close(fd);
+	}
 	/* Nothing to do but exist: the scope lives while we do. SIGTERM ends it. */
 	signal(SIGHUP, SIG_IGN);
 	signal(SIGINT, SIG_IGN);

@@ -343,7 +343,6 @@ start_up(struct vsd *d, const struct options *o)
 	lock_state_dir(d->state_dir);
 	if ((r = cg_init(&d->cg, "/sys/fs/cgroup", "/proc/self/cgroup", o->root)) < 0)
 		fatalx("cannot find the cgroup layout: %s", strerror(-r));
-	place_tree(d, o->root);
 	if ((r = state_load(d->state_dir, &d->reg)) < 0)
 		fatalx("cannot load the state in %s: %s", d->state_dir, strerror(-r));
 	/* The socket comes before the cgroups: a vsd that cannot serve changes nothing. */
@@ -352,6 +351,8 @@ start_up(struct vsd *d, const struct options *o)
 	if ((lfd = control_listen(d->socket_path, d->group)) < 0)
 		fatalx("cannot listen on %s: %s", d->socket_path, strerror(-lfd));
 	open_socket_gate(d, o->root);
+	/* After the socket and the gate: a vsd that cannot serve makes no scope. */
+	place_tree(d, o->root);
 	if ((r = cg_prepare(&d->cg)) < 0) {
 		unlink(d->socket_path);
 		release_empty(d);

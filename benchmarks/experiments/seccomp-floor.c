@@ -2,7 +2,7 @@
 /*
  * seccomp-floor: what the seccomp user-notification mechanism itself costs
  * on this machine, with nothing of the accept gate around it.  It bounds
- * from below what the accept gate can add to one accept() (issue 4).
+ * from below what the accept gate can add to one accept().
  *
  * A traced child calls accept4(-1, NULL, NULL, 0) in a loop; the filter
  * sends it to a supervisor that answers at once.  Modes, each in the same

@@ -2,9 +2,9 @@
 /*
  * Re-binding: moving a service's thread into the VS it now serves.
  *
- * The move is the expensive part of the gate (DESIGN.md section 4: the
- * writer side of cgroup_threadgroup_rwsem waits for an RCU grace period), so
- * we only move what is needed:
+ * The move is the expensive part of the gate: the writer side of
+ * cgroup_threadgroup_rwsem waits for an RCU grace period (docs/DESIGN.md,
+ * #rebind-cost). So we only move what is needed:
  *
  * - Hybrid host: the thread moves in the v1 cpu hierarchy (the scheduler
  *   acts there) and cpuacct (usage is read there) by writing its TID to

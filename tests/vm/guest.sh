@@ -30,10 +30,16 @@ HOST_ONLY="tests/rules-fuzz.sh tests/rules-robust.sh"
 run_one() {
 	local t=$1 log=${1%.sh}.log
 	log=${log%.log}.log
-	env AM_TAP_AWK=awk top_srcdir="$top" top_builddir="$top" \
+	# timeout: one hung test must not eat the tier (TCG is ~5-45x slower)
+	timeout 900 env AM_TAP_AWK=awk top_srcdir="$top" top_builddir="$top" \
 		bash "$top/build-aux/tap-driver.sh" --test-name "$t" --log-file "$log" \
 		--trs-file "${log%.log}.trs" --color-tests no --enable-hard-errors yes \
 		--expect-failure no -- "./$t" >>"$res/check.log" 2>&1
+	# killed by the timeout: no .trs, or one without a result; an error
+	if ! grep -q '^:test-result:' "${log%.log}.trs" 2>/dev/null; then
+		echo "ERROR: $t - no result (timed out after 900 s?)" >>"$res/check.log"
+		echo ':test-result: ERROR' >"${log%.log}.trs"
+	fi
 }
 
 run_integration() {

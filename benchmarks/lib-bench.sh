@@ -14,6 +14,7 @@ APACHE_MODDIR=${APACHE_MODDIR:-/usr/lib/apache2/modules}
 BENCH_MPM=${BENCH_MPM:-event}	# Apache's MPM: event or prefork
 VSD=${VSD:-$top_builddir/vsd/vsd}
 VSCTL=${VSCTL:-$top_builddir/vsctl/vsctl}
+. "$top_srcdir/tests/vsd-harness.sh"	# starts and cleans up our vsd
 
 BENCH_PIDS=()		# processes we started, stopped in reverse order
 BENCH_CG=		# the cgroup root of our own vsd instance
@@ -48,6 +49,12 @@ bench_move() {
 	done
 }
 
+# For the harness: start vsd in our cgroup (a background subshell, then exec).
+_bench_exec_in_cg() {
+	bench_move ""
+	exec "$@"
+}
+
 # bench_vs_setup NAME:PERCENT...: our own vsd instance (own socket, state
 # directory and cgroup root, so it never meets the machine's vsd) and its VSs.
 bench_vs_setup() {
@@ -68,17 +75,10 @@ bench_vs_setup() {
 	fi
 	# The root name is unique too: vsd also makes it in hierarchies we do
 	# not wrap (memory), where two runs side by side would otherwise meet.
-	root=$BENCH_CG
-	( bench_move ""; exec "$VSD" --foreground --socket "$VSD_SOCKET" \
-	    --state-dir "$BENCH_RUN/state" --cgroup-root "$root" ) \
-	    >"$BENCH_RUN/vsd.log" 2>&1 &
-	BENCH_VSD_PID=$!
-	for i in $(seq 100); do
-		"$VSCTL" list >/dev/null 2>&1 && break
-		kill -0 "$BENCH_VSD_PID" 2>/dev/null ||
-			bench_die "vsd did not start: $(tail -3 "$BENCH_RUN/vsd.log")"
-		sleep 0.05
-	done
+	# The harness (tests/vsd-harness.sh) starts it, inside our cgroup.
+	VSH_ROOT=$BENCH_CG VSH_DIR=$BENCH_RUN VSH_LAUNCH=_bench_exec_in_cg
+	vsh_start || bench_die "vsd did not start: $(tail -3 "$BENCH_RUN/vsd.log")"
+	BENCH_VSD_PID=$VSH_PID
 	for spec in "$@"; do
 		"$VSCTL" create "${spec%%:*}" --cpu "${spec#*:}%" >&2 ||
 			bench_die "cannot create VS ${spec%%:*}"
@@ -129,7 +129,7 @@ bench_vs_teardown() {
 			bench_log "warning: could not destroy VS $vs: $("$VSCTL" destroy "$vs" --force 2>&1)"
 	done
 	BENCH_VSS=()
-	bench_stop "$BENCH_VSD_PID"	# it removes its empty cgroup root
+	vsh_stop TERM	# it removes its empty cgroup root
 	BENCH_VSD_PID=
 	for h in $BENCH_HIERS; do
 		for d in "/sys/fs/cgroup/$h/$BENCH_CG/outside" "/sys/fs/cgroup/$h/$BENCH_CG"; do
@@ -147,12 +147,11 @@ bench_vs_teardown() {
 	for d in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
 		[ -d "$d" ] && bench_log "warning: $d is left behind"
 	done
-	# With no VS left, vsd unpins its socket gate when it stops.
-	if [ -d "/sys/fs/bpf/vsd/$BENCH_CG" ]; then
+	# With no VS left, vsd unpins its socket gate when it stops; the harness
+	# removes whatever of the instance is left (cgroups, scope, pins).
+	[ -d "/sys/fs/bpf/vsd/$BENCH_CG" ] &&
 		bench_log "warning: /sys/fs/bpf/vsd/$BENCH_CG was left behind; removing it"
-		rm -rf "/sys/fs/bpf/vsd/$BENCH_CG"
-		rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
-	fi
+	vsh_cleanup
 	BENCH_CG= BENCH_HIERS=
 }
 

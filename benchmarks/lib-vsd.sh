@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Sourced by the core benchmarks: a private vsd instance and its cleanup.
+# Sourced by the core benchmarks (cpushare, scale, accept-cost, rules-scale):
+# a private vsd instance (tests/vsd-harness.sh) and its cleanup.
 #
 # The caller sets BENCH (a short name) and may set top_builddir; then calls
 # bench_start_vsd. An EXIT trap destroys every VS of the instance (--force),
@@ -7,8 +8,11 @@
 # instance is left.
 
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 VSD_BIN=${VSD_BIN:-$top_builddir/vsd/vsd}
 VSCTL_BIN=${VSCTL_BIN:-$top_builddir/vsctl/vsctl}
+VSD=$VSD_BIN VSCTL=$VSCTL_BIN
+. "$top_srcdir/tests/vsd-harness.sh"
 
 bench_die() {
 	echo "$BENCH: $*" >&2
@@ -48,44 +52,29 @@ bench_machine() {
 		"cgroups: $(bench_layout); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# The base directories of the instance (one per hierarchy), from a VS's JSON.
-bench_note_bases() {
-	[ -n "${BENCH_BASES:-}" ] && return 0
-	BENCH_BASES=$(vsctl show "$1" --json | tr ',' '\n' | sed -n 's/.*"\(\/sys\/fs\/cgroup\/[^"]*\)\/'"$1"'".*/\1/p')
-}
+# The instance's cgroup directories are known to the harness (vsh_dirs);
+# kept for the callers, which note them once a VS exists.
+bench_note_bases() { :; }
 
 # Destroy every VS (--force), stop vsd with SIGTERM, and check that it removed
-# its root directories itself; returns 1 if anything was left behind.
+# its root directories and pins itself; returns 1 if anything was left behind
+# (the harness then removes it).
 bench_stop_vsd() {
 	left=0
-	if [ -n "${BENCH_VSD_PID:-}" ] && kill -0 "$BENCH_VSD_PID" 2>/dev/null; then
+	if [ -n "$VSH_PID" ] && kill -0 "$VSH_PID" 2>/dev/null; then
 		for vs in $(vsctl list --json 2>/dev/null | tr ',' '\n' |
 			    sed -n 's/.*"name": "\([^"]*\)".*/\1/p'); do
 			vsctl destroy "$vs" --force >/dev/null 2>&1 ||
 				echo "$BENCH: cleanup: cannot destroy VS $vs" >&2
 		done
-		kill -TERM "$BENCH_VSD_PID"
-		wait "$BENCH_VSD_PID" 2>/dev/null
+		vsh_stop TERM
 	fi
 	BENCH_VSD_PID=
-	for d in ${BENCH_BASES:-}; do
-		if [ -d "$d" ]; then
-			echo "$BENCH: cleanup: $d was left behind; removing it" >&2
-			rmdir "$d"/* "$d" 2>/dev/null
-			left=1
-		fi
-	done
-	BENCH_BASES=
-	# With no VS left, vsd unpins its socket gate on SIGTERM.
-	if [ -n "${BENCH_ROOT:-}" ] && [ -d "/sys/fs/bpf/vsd/$BENCH_ROOT" ]; then
-		echo "$BENCH: cleanup: /sys/fs/bpf/vsd/$BENCH_ROOT was left behind; removing it" >&2
-		rm -rf "/sys/fs/bpf/vsd/$BENCH_ROOT"
-		rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+	for d in $(vsh_dirs) $( [ -d "/sys/fs/bpf/vsd/$VSH_ROOT" ] && echo "/sys/fs/bpf/vsd/$VSH_ROOT"); do
+		echo "$BENCH: cleanup: $d was left behind; removing it" >&2
 		left=1
-	fi
-	BENCH_ROOT=
-	[ -n "${BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
-	BENCH_DIR=
+	done
+	vsh_cleanup
 	return $left
 }
 
@@ -96,29 +85,22 @@ bench_cleanup() {
 	exit "$st"
 }
 
-# Start vsd in the foreground, in the background; its log goes to $BENCH_DIR/vsd.log.
+# Start vsd (tests/vsd-harness.sh); its log goes to $BENCH_DIR/vsd.log.
 # The state directory is in $1, by default on disk (/var/tmp) as /var/lib/vsd
 # would be: fsync costs what it costs there.
 bench_start_vsd() {
 	BENCH_DIR=$(mktemp -d "${1:-/var/tmp}/vsd-$BENCH.XXXXXX") || exit 1
+	VSH_DIR=$BENCH_DIR
+	VSH_ROOT=vsd-$BENCH-$$
 	BENCH_SOCK=$BENCH_DIR/vsd.sock
-	BENCH_ROOT=vsd-$BENCH-$$
+	BENCH_ROOT=$VSH_ROOT
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT TERM
-	"$VSD_BIN" --foreground --socket "$BENCH_SOCK" --state-dir "$BENCH_DIR/state" \
-		--cgroup-root "$BENCH_ROOT" 2>"$BENCH_DIR/vsd.log" &
-	BENCH_VSD_PID=$!
-	i=0
-	while [ ! -S "$BENCH_SOCK" ]; do
-		kill -0 "$BENCH_VSD_PID" 2>/dev/null || {
-			cat "$BENCH_DIR/vsd.log" >&2
-			BENCH_VSD_PID=
-			bench_die "vsd did not start"
-		}
-		i=$((i + 1))
-		[ $i -lt 100 ] || bench_die "vsd did not open $BENCH_SOCK within 5 s"
-		sleep 0.05
-	done
+	if ! vsh_start; then
+		cat "$BENCH_DIR/vsd.log" >&2
+		bench_die "vsd did not start"
+	fi
+	BENCH_VSD_PID=$VSH_PID
 }
 
 # median, min and max of the numbers on stdin, one a line: "MED MIN MAX"

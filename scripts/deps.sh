@@ -1,17 +1,27 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Install everything vsd needs to build, test and run its demo, from Debian 12.
+# Install from Debian 12 what vsd needs, as root:
+#   deps.sh          to build vsd, vsctl and the gates
+#   deps.sh --demo   and to run the insulation demo (Apache, the FastCGI
+#                    devkit for fcgi-demo/, gnuplot for its plot)
+#   deps.sh --test   and to run the test suite (the demo's packages, plus
+#                    tcpdump, python3, clang's fuzzer runtime, ...)
 set -eu
 if [ "$(id -u)" != 0 ]; then
 	echo "deps.sh: run as root (it installs packages with apt-get)" >&2
 	exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-pkgs="build-essential autoconf automake libtool pkg-config clang llvm
-      libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libfcgi-dev
-      libclang-rt-14-dev
-      apache2 tcpdump iproute2 procps psmisc util-linux passwd python3
-      gnuplot-nox"
+build="build-essential autoconf automake libtool pkg-config clang llvm
+       libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev"
+demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
+test="$demo tcpdump python3 passwd libclang-rt-14-dev"
+case "${1:-}" in
+"") pkgs=$build ;;
+--demo) pkgs="$build $demo" ;;
+--test) pkgs="$build $test" ;;
+*) echo "usage: deps.sh [--demo | --test]" >&2; exit 2 ;;
+esac
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||

@@ -3,6 +3,7 @@
 # (vsd-test-$$, removed on exit), a private connection table, and starting
 # the test server under vsd-gate. Sourced by tests/gate-*.sh.
 : "${top_builddir:=.}"
+: "${top_srcdir:=$top_builddir}"
 GATE=$top_builddir/gates/accept/vsd-gate
 SERVER=$top_builddir/tests/gate-server
 CLIENT=$top_builddir/tests/gate-client
@@ -32,6 +33,25 @@ need_root() {
 pure_v2() { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
 cg_hiers() { if pure_v2; then echo .; else echo cpu cpuacct unified; fi; }
 cg_path() { if [ "$1" = . ]; then echo "/sys/fs/cgroup/$T/$2"; else echo "/sys/fs/cgroup/$1/$T/$2"; fi; }
+
+# usage_ns VS: CPU time the VS's cgroup has used, through the cgroup backend
+# (cpuacct on v1 and hybrid hosts, cpu.stat on pure v2); 0 if unreadable
+# (vsd's VS where the private vsd has one by that name, else our own)
+usage_ns() {
+	_d=$("$VSCTL" show "$1" --json 2>/dev/null | python3 -c 'import json, sys
+c = json.load(sys.stdin)["cgroups"]
+print(([p for p in c if "cpuacct" in p] or c)[0])' 2>/dev/null)
+	if [ -z "$_d" ]; then
+		if pure_v2; then _d=$(cg_path . "$1"); else _d=$(cg_path cpuacct "$1"); fi
+	fi
+	"$top_builddir/tests/cgroup-usage" "$_d" 2>/dev/null || echo 0
+}
+
+# put_in VS PID: move a (single-threaded) process into one of our VSs, in
+# every hierarchy we use
+put_in() {
+	for _h in $(cg_hiers); do echo "$2" > "$(cg_path "$_h" "$1")/cgroup.procs" || return 1; done
+}
 
 # mk_vs NAME ID SHARE_BP: a VS of our own, and its line in the table
 mk_vs() {
@@ -121,30 +141,27 @@ gate_start() {
 status() { "$CLIENT" -u "$STATUS" 2>/dev/null; }
 quiet() { "$@" > /dev/null; }
 # only_in FILE VS: every answer in FILE (gate-client -v) came from VS's cgroup
-only_in() { [ -s "$1" ] && ! grep -v "cg=/$T/$2 " "$1" | grep -q "^[0-9]"; }
+only_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$T/$2 " "$1" | grep -q "^[0-9]"; }
 # stat_field NAME: a top-level number from the status JSON
 stat_field() { status | grep -o "\"$1\": [0-9]*" | tail -1 | awk '{print $2}'; }
 # wait_for CMD...: up to 5 s
 wait_for() { for _i in $(seq 100); do "$@" && return 0; sleep 0.05; done; return 1; }
 waiting() { status | grep -q "\"waiting\": [1-9]"; }
 
-# vsd_start: a private vsd (socket, state and cgroup root of our own)
-VSD=$top_builddir/vsd/vsd
-VSCTL=$top_builddir/vsctl/vsctl
-VSD_SOCKET=$W/run/vsd.sock
-export VSD_SOCKET
+# vsd_start: a private vsd (socket, state and cgroup root of our own), from
+# tests/vsd-harness.sh; its instance name is $T, like our own cgroups.
+VSH_ROOT=$T
+VSH_DIR=$W/run
+. "$top_srcdir/tests/vsd-harness.sh"
 VSD_PID=
 vsd_start() {
-	mkdir -p "$W/run"
-	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$W/state" --cgroup-root "$T" \
-		>> "$W/vsd.log" 2>&1 &
-	VSD_PID=$!
-	wait_for test -S "$VSD_SOCKET" && wait_for quiet "$VSCTL" list
+	vsh_start
+	_r=$?
+	VSD_PID=$VSH_PID
+	return $_r
 }
 vsd_stop() {
-	[ -n "$VSD_PID" ] || return 0
-	kill "$VSD_PID" 2>/dev/null
-	wait "$VSD_PID" 2>/dev/null
+	vsh_stop
 	VSD_PID=
 }
 
@@ -166,23 +183,11 @@ gate_stop() {
 cleanup() {
 	for _p in $GATE_PIDS; do kill "$_p" 2>/dev/null; done
 	for _p in $GATE_PIDS; do wait "$_p" 2>/dev/null; done
-	vsd_stop
-	# cgroups vsd made for us, in every hierarchy (memory may sit deeper)
-	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
-		for _s in "$_d"/*/; do [ -d "$_s" ] && CG_DIRS="$CG_DIRS ${_s%/}"; done
-	done
-	for _d in $CG_DIRS; do
-		[ -d "$_d" ] || continue
-		for _p in $(cat "$_d/cgroup.procs" 2>/dev/null); do kill -9 "$_p" 2>/dev/null; done
-	done
-	sleep 0.1
-	for _d in $CG_DIRS; do [ -d "$_d" ] && rmdir "$_d" 2>/dev/null; done
-	for _d in $(find /sys/fs/cgroup -maxdepth 5 -type d -name "$T" 2>/dev/null); do
-		rmdir "$_d" 2>/dev/null
-	done
-	# the private vsd's pins (vsd keeps them across restarts on purpose)
-	rm -rf "/sys/fs/bpf/$T" "/sys/fs/bpf/vsd/$T" "$W"
-	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+	# vsd and every cgroup named $T (ours and vsd's), in every hierarchy, and
+	# the pins; a test may end with VSs in place, so that is no error here
+	vsh_cleanup
+	# the private connection table of the tests that run without vsd
+	rm -rf "/sys/fs/bpf/$T" "$W"
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM

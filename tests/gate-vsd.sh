@@ -69,10 +69,10 @@ check "vsctl services --json: binding per thread" \
 
 # --- charging
 classify 40 60 "$ID_WWW1"
-u0=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage")
+u0=$(usage_ns www1)
 s0=$(awk '{print $1}' "/proc/$SPID/schedstat")
 client www1 40 -n 60 -r "spin 30" > /dev/null
-u1=$(cat "/sys/fs/cgroup/cpuacct/$T/www1/cpuacct.usage")
+u1=$(usage_ns www1)
 s1=$(awk '{print $1}' "/proc/$SPID/schedstat")
 du=$((u1 - u0)); ds=$((s1 - s0))
 diag "charging: www1's cgroup usage grew ${du} ns, the service ran ${ds} ns (client in www1 included: ${REAL:-no})"

@@ -17,6 +17,8 @@ _cleanups=()
 VSD_PID=
 VSD_TMP=
 VSD_ROOT=${VSD_ROOT:-vsd-t$$}
+VSH_ROOT=$VSD_ROOT
+. "$top_srcdir/tests/vsd-harness.sh"
 
 diag() { printf '# %s\n' "$@"; }
 ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
@@ -72,59 +74,14 @@ need_root() {
 
 on_exit() { _cleanups+=("$*"); }
 
-# Every directory ROOT has in the hierarchies vsd uses, as vsd builds them:
-# <mount><cgroup of this shell>/<ROOT>.
-cg_root_dirs() {
-	local root=$1 c own mnt
-	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
-		own=$(sed -n 's/^0:://p' /proc/self/cgroup)
-		own=${own%/*/.daemon}
-		echo "/sys/fs/cgroup${own%/}/$root"
-		return
-	fi
-	for c in cpu cpuacct memory pids; do
-		[ -d /sys/fs/cgroup/$c ] || continue
-		mnt=$(readlink -f /sys/fs/cgroup/$c)
-		own=$(awk -F: -v c=$c '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
-		echo "$mnt${own%/}/$root"
-	done | sort -u
-	if [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
-		own=$(sed -n 's/^0:://p' /proc/self/cgroup)
-		echo "/sys/fs/cgroup/unified${own%/}/$root"
-	fi
-}
-
-# Kill what is left in a cgroup tree of ours and remove it, leaves first.
-cg_remove_tree() {
-	local top=$1 d i
-	[ -d "$top" ] || return 0
-	for i in 1 2 3 4 5 6 7 8 9 10; do
-		for d in $(find "$top" -depth -type d); do
-			[ -f "$d/cgroup.procs" ] && xargs -r kill -9 < "$d/cgroup.procs" 2>/dev/null
-		done
-		for d in $(find "$top" -depth -type d); do
-			rmdir "$d" 2>/dev/null
-		done
-		[ -d "$top" ] || return 0
-		sleep 0.1
-	done
-	diag "could not remove $top"
-}
-
 _cleanup() {
-	local i d
+	local i
 	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do
 		eval "${_cleanups[$i]}" >/dev/null 2>&1
 	done
-	if [ -n "$VSD_PID" ] && kill -0 "$VSD_PID" 2>/dev/null; then
-		kill -TERM "$VSD_PID" 2>/dev/null
-		for i in $(seq 50); do kill -0 "$VSD_PID" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$VSD_PID" 2>/dev/null
-	fi
-	for d in $(cg_root_dirs "$VSD_ROOT"); do cg_remove_tree "$d"; done
-	# The socket gate's pins (links, programs, maps) of this instance.
-	[ -n "$VSD_ROOT" ] && rm -rf "/sys/fs/bpf/vsd/$VSD_ROOT"
-	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+	# vsd, its cgroups (or systemd scope), its pins (tests/vsd-harness.sh);
+	# a test may end with VSs in place, so leftovers are not an error here.
+	vsh_cleanup
 	[ -n "$VSD_TMP" ] && rm -rf "$VSD_TMP"
 }
 trap _cleanup EXIT
@@ -132,20 +89,16 @@ trap 'exit 1' INT TERM
 
 # vsd_start [VSD ARGS...]: a private vsd for this test; exports VSD_SOCKET.
 vsd_start() {
-	local i
 	if [ -z "$VSD_TMP" ]; then
 		VSD_TMP=$(mktemp -d /tmp/vsd-test.XXXXXX)
-		export VSD_SOCKET=$VSD_TMP/vsd.sock
 		VSD_STATE=$VSD_TMP/state
 	fi
-	"$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$VSD_STATE" \
-		--cgroup-root "$VSD_ROOT" "$@" 2>>"$VSD_TMP/vsd.log" &
-	VSD_PID=$!
-	for i in $(seq 100); do
-		[ -S "$VSD_SOCKET" ] && "$VSCTL" list >/dev/null 2>&1 && return 0
-		kill -0 "$VSD_PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	VSH_DIR=$VSD_TMP
+	if vsh_start "$@"; then
+		VSD_PID=$VSH_PID
+		return 0
+	fi
+	VSD_PID=$VSH_PID
 	diag "vsd did not start:"
 	sed 's/^/#   /' "$VSD_TMP/vsd.log"
 	return 1
@@ -153,9 +106,7 @@ vsd_start() {
 
 # vsd_stop [SIGNAL]: stop it and wait; the VSs stay.
 vsd_stop() {
-	[ -n "$VSD_PID" ] || return 0
-	kill "-${1:-TERM}" "$VSD_PID" 2>/dev/null
-	wait "$VSD_PID" 2>/dev/null
+	vsh_stop "$@"
 	VSD_PID=
 }
 

@@ -34,7 +34,7 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-cpu-split.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS)
-dist_noinst_DATA += tests/lib.sh
+dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
 
 # --- The socket gate (gates/socket/).
 # net-probe makes real traffic on loopback and reads it back off the wire;
@@ -67,11 +67,14 @@ CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o
 
 # --- The accept gate (gates/accept/): the "unmodified service" and the
 # client the tests drive it with.
-check_PROGRAMS += tests/gate-server tests/gate-client
+check_PROGRAMS += tests/gate-server tests/gate-client tests/cgroup-usage
 tests_gate_server_SOURCES = tests/gate-server.c
 tests_gate_server_LDADD = -lpthread
 tests_gate_client_SOURCES = tests/gate-client.c
 tests_gate_client_LDADD = -lpthread
+# A cgroup's CPU usage through the backend (lib/cgroup-fast.c), for the
+# charging checks on any cgroup layout.
+tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)

@@ -139,38 +139,47 @@ is "$gone" 0 "app's cgroups are gone"
 check "the process stayed in web1" in_vs $p web1
 
 # --- a failure in the middle changes nothing ------------------------------------------
-# A real kernel refusal: on cgroup v1, a child's CFS quota may not exceed its
-# parent's (EINVAL). Cap vsd's root at one CPU (web1's 40% of two CPUs fits
-# under it), then create a VS capped above: 90% of two CPUs.
+# A real kernel refusal in the middle of an apply. On cgroup v1 a child's CFS
+# quota may not exceed its parent's (EINVAL): cap vsd's root at one CPU (web1's
+# 40% of two CPUs fits under it), then create a VS capped above, 90% of two
+# CPUs. On pure v2, which has no such rule, vsd's root may hold one more
+# cgroup (cgroup.max.descendants): ok1 is made, toobig's mkdir fails (EAGAIN).
 if [ "$(cg_layout)" = unified ]; then
-	ok "# SKIP failure in the middle: cgroup2 does not refuse a child quota above its parent's"
+	base=$(dirname "$(vs_cgroup web1 unified)")
+	n=$(find "$base" -mindepth 1 -type d | wc -l)
+	check "let vsd's root cgroup hold one more cgroup" sh -c "echo $((n + 1)) > $base/cgroup.max.descendants"
+	on_exit "echo max > $base/cgroup.max.descendants"
+	refusal="Resource temporarily unavailable"
+	lift="echo max > $base/cgroup.max.descendants"
 else
 	root_cpu=$(dirname "$(vs_cgroup web1 cpu)")
 	check "cap vsd's root cgroup at one CPU" sh -c "echo 100000 > $root_cpu/cpu.cfs_quota_us"
 	on_exit "echo -1 > $root_cpu/cpu.cfs_quota_us"
-	before=$(snapshot)
-	state_before=$(md5sum <"$VSD_STATE/state")
-	w mid.rules <<'E'
+	refusal="Invalid argument"
+	lift="echo -1 > $root_cpu/cpu.cfs_quota_us"
+fi
+before=$(snapshot)
+state_before=$(md5sum <"$VSD_STATE/state")
+w mid.rules <<'E'
 vs web1 cpu 9% cpu-max 40% mem 96M pids 80
 vs web2 cpu 5%
 vs ok1 cpu 1%
 vs toobig cpu 1% cpu-max 90%
 vs ok2 cpu 1%
 E
-	check "mid.rules checks" vsctl check "$R/mid.rules"
-	out=$(vsctl apply "$R/mid.rules" 2>&1)
-	is "$?" 1 "apply fails when creating toobig fails"
-	like "$out" "create VS toobig failed: Invalid argument; nothing changed" "and names the failed step"
-	is "$(snapshot)" "$before" "web1's update was undone and no VS was added"
-	is "$(md5sum <"$VSD_STATE/state")" "$state_before" "the state file is unchanged"
-	left=0
-	for n in ok1 toobig ok2; do for d in $(cg_root_dirs "$VSD_ROOT"); do [ -e "$d/$n" ] && left=1; done; done
-	is "$left" 0 "no cgroup of ok1, toobig or ok2 is left"
-	check "the process is still in web1" in_vs $p web1
-	echo -1 >"$root_cpu/cpu.cfs_quota_us"
-	out=$(vsctl apply "$R/mid.rules")
-	like "$out" "3 created, 1 updated" "with the cap lifted the same file applies"
-fi
+check "mid.rules checks" vsctl check "$R/mid.rules"
+out=$(vsctl apply "$R/mid.rules" 2>&1)
+is "$?" 1 "apply fails when creating toobig fails"
+like "$out" "create VS toobig failed: $refusal; nothing changed" "and names the failed step"
+is "$(snapshot)" "$before" "web1's update was undone and no VS was added"
+is "$(md5sum <"$VSD_STATE/state")" "$state_before" "the state file is unchanged"
+left=0
+for n in ok1 toobig ok2; do for d in $(vsh_dirs); do [ -e "$d/$n" ] && left=1; done; done
+is "$left" 0 "no cgroup of ok1, toobig or ok2 is left"
+check "the process is still in web1" in_vs $p web1
+sh -c "$lift"
+out=$(vsctl apply "$R/mid.rules")
+like "$out" "3 created, 1 updated" "with the limit lifted the same file applies"
 
 # --- vsd --rules, reload, SIGHUP ----------------------------------------------------------
 vsd_stop

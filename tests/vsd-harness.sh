@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One private vsd for a test or a benchmark: the only place that starts,
+# stops and cleans up after one. POSIX sh, sourced by tests/lib.sh,
+# tests/gate-lib.sh, benchmarks/lib-vsd.sh and benchmarks/lib-bench.sh.
+#
+# An instance is named by VSH_ROOT (its cgroup root, and its pin directory
+# /sys/fs/bpf/vsd/VSH_ROOT) and lives in VSH_DIR (socket, state, log; made
+# under /tmp if unset). Set either before vsh_start; VSH_LAUNCH may name a
+# function that ends in `exec "$@"`, to start vsd somewhere particular.
+#
+#   vsh_start [VSD OPTIONS]  start it, wait until it answers (VSH_PID; exports
+#                            VSD_SOCKET, which vsctl reads); 1 if it did not
+#   vsh_stop [SIGNAL]        send SIGNAL (TERM), wait for it; the VSs stay
+#   vsh_dirs                 every cgroup directory of the instance: VSH_ROOT in
+#                            each hierarchy, and its systemd scope (vsd(8))
+#   vsh_cleanup              stop vsd, kill what is left in its cgroups, remove
+#                            them, its pins and VSH_DIR; status 1 if anything
+#                            besides VSH_DIR had to be removed
+: "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
+VSD=${VSD:-$top_builddir/vsd/vsd}
+VSCTL=${VSCTL:-$top_builddir/vsctl/vsctl}
+VSH_ROOT=${VSH_ROOT:-vsd-t$$}
+VSH_DIR=${VSH_DIR:-}
+VSH_PID=
+_vsh_own_dir=
+
+vsh_start() {
+	_vsh_i=0
+	if [ -z "$VSH_DIR" ]; then
+		VSH_DIR=$(mktemp -d "/tmp/$VSH_ROOT.XXXXXX") || return 1
+		_vsh_own_dir=1
+	fi
+	mkdir -p "$VSH_DIR"
+	VSD_SOCKET=$VSH_DIR/vsd.sock
+	export VSD_SOCKET
+	${VSH_LAUNCH:-} "$VSD" --foreground --socket "$VSD_SOCKET" --state-dir "$VSH_DIR/state" \
+		--cgroup-root "$VSH_ROOT" "$@" >>"$VSH_DIR/vsd.log" 2>&1 &
+	VSH_PID=$!
+	# 10 s: under TCG (the VM tier) making the systemd scope takes seconds
+	while [ $_vsh_i -lt 200 ]; do
+		[ -S "$VSD_SOCKET" ] && "$VSCTL" list >/dev/null 2>&1 && return 0
+		kill -0 "$VSH_PID" 2>/dev/null || break
+		sleep 0.05
+		_vsh_i=$((_vsh_i + 1))
+	done
+	return 1
+}
+
+vsh_stop() {
+	[ -n "$VSH_PID" ] || return 0
+	kill "-${1:-TERM}" "$VSH_PID" 2>/dev/null
+	wait "$VSH_PID" 2>/dev/null
+	VSH_PID=
+}
+
+vsh_scope() { echo "/sys/fs/cgroup/vsd.slice/vsd-$VSH_ROOT.scope"; }
+
+vsh_dirs() {
+	[ -d "$(vsh_scope)" ] && vsh_scope
+	find /sys/fs/cgroup -maxdepth 6 -type d -name "$VSH_ROOT" 2>/dev/null
+}
+
+# Kill what is left in a cgroup tree and remove it, leaves first.
+_vsh_remove_tree() {
+	for _vsh_i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		[ -d "$1" ] || return 0
+		# cgroup.kill (Linux 5.14) where there is one; then one by one
+		[ -e "$1/cgroup.kill" ] && echo 1 >"$1/cgroup.kill" 2>/dev/null
+		for _vsh_d in $(find "$1" -depth -type d); do
+			[ -f "$_vsh_d/cgroup.procs" ] && xargs -r kill -9 <"$_vsh_d/cgroup.procs" 2>/dev/null
+		done
+		for _vsh_d in $(find "$1" -depth -type d); do
+			rmdir "$_vsh_d" 2>/dev/null
+		done
+		sleep 0.1
+	done
+	echo "# vsd-harness: could not remove $1" >&2
+}
+
+vsh_cleanup() {
+	_vsh_left=0
+	if [ -n "$VSH_PID" ] && kill -0 "$VSH_PID" 2>/dev/null; then
+		kill -TERM "$VSH_PID" 2>/dev/null
+		for _vsh_i in $(seq 50); do kill -0 "$VSH_PID" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$VSH_PID" 2>/dev/null
+		wait "$VSH_PID" 2>/dev/null
+	fi
+	VSH_PID=
+	# A scope whose keeper is gone is removed by systemd, not by rmdir.
+	for _vsh_t in $(vsh_dirs); do
+		_vsh_left=1
+		_vsh_remove_tree "$_vsh_t"
+	done
+	if [ -d "/sys/fs/bpf/vsd/$VSH_ROOT" ]; then
+		_vsh_left=1
+		rm -rf "/sys/fs/bpf/vsd/$VSH_ROOT"
+	fi
+	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
+	[ -n "$_vsh_own_dir" ] && [ -n "$VSH_DIR" ] && rm -rf "$VSH_DIR"
+	return $_vsh_left
+}

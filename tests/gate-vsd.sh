@@ -64,8 +64,23 @@ check "re-binding: www2's requests served in www2" only_in "$W/rb2.2" www2
 "$VSCTL" services --json > "$W/svc.json"
 check "vsctl services: name, home, per-VS served counts" \
 	grep -q "^fcgi .* home .*www1=20,www2=20" "$W/svc"
-check "vsctl services --json: binding per thread" \
-	grep -q "\"threads\": \[{\"tid\": $SPID, \"pid\": $SPID, \"bound\": \"www2\"" "$W/svc.json"
+# the binding each thread reports is where the kernel has it (an idle thread
+# goes home after 100 ms, so read the kernel's answer around vsctl's)
+where() {	# the VS the thread sits in: the cpu hierarchy (v1), or cgroup2
+	sed -n -e "s|^[0-9]*:[^:]*\bcpu\b[^:]*:.*/$T/\([^/]*\)\$|\1|p" -e "s|^0::.*/$T/\([^/]*\)\$|\1|p" \
+		"/proc/$SPID/task/$SPID/cgroup" | head -1
+}
+_bound_ok=1
+for _try in 1 2 3; do
+	_w1=$(where)
+	"$VSCTL" services --json > "$W/svc.json"
+	_w2=$(where)
+	[ "$_w1" = "$_w2" ] || continue
+	grep -q "\"threads\": \[{\"tid\": $SPID, \"pid\": $SPID, \"bound\": \"$_w1\"" "$W/svc.json" && _bound_ok=0
+	break
+done
+[ $_bound_ok = 0 ] || diag "thread $SPID sits in '$_w1'; vsctl services --json said: $(cat "$W/svc.json")"
+check "vsctl services --json: binding per thread, as the kernel has it" [ $_bound_ok = 0 ]
 
 # --- charging
 classify 40 60 "$ID_WWW1"

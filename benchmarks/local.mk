@@ -29,6 +29,12 @@ benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
+# The results, one file per topic (benchmarks/RESULTS.md is their index).
+dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
+	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
+	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md \
+	benchmarks/results/insulation.md benchmarks/results/rules-scale.md benchmarks/results/scale.md \
+	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \

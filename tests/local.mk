@@ -35,6 +35,8 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS)
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
+# The VM tier's guest side (scripts/test --vm).
+dist_noinst_SCRIPTS += tests/vm/guest.sh tests/vm/package.sh tests/vm/selftest.sh
 
 # --- The socket gate (gates/socket/).
 # net-probe makes real traffic on loopback and reads it back off the wire;

@@ -167,6 +167,9 @@ int bind_thread(struct service_thread *th, struct gate_vs *v);
 /* The process's cgroup2 membership, moved lazily when it creates a socket. */
 int bind_cgroup2(struct service_thread *th, struct gate_vs *v);
 void thread_sweep(void);
+/* 1 if another known thread of th's process is not waiting in accept (it
+ * serves a request): on pure v2 moving th would move that one too. */
+int thread_siblings_busy(const struct service_thread *th);
 /* Iterate all known threads (for status). */
 void thread_foreach(void (*fn)(struct service_thread *, void *), void *arg);
 uint64_t bind_moves(void);

@@ -218,6 +218,19 @@ thread_foreach(void (*fn)(struct service_thread *, void *), void *arg)
 			fn(th, arg);
 }
 
+int
+thread_siblings_busy(const struct service_thread *th)
+{
+	const struct service_thread *o;
+	size_t i;
+
+	for (i = 0; i < NTHASH; i++)
+		for (o = thash[i]; o; o = o->hnext)
+			if (o != th && o->tgid == th->tgid && !o->waiter)
+				return 1;
+	return 0;
+}
+
 /* One move through the cgroup backend's hot path (lib/cgroup-fast.c). */
 static int
 move(struct gate_vs *v, enum cg_kind h, pid_t pid)

@@ -19,11 +19,12 @@ fi
 
 # The guest: systemd and the kernel; the project's runtime libraries; the
 # tools the integration tests call; make, to run them with the host's
-# Makefile; apache2 and libfcgi for the insulation test.
+# Makefile; apache2 and libfcgi for the insulation test; Debian's PHP-FPM,
+# a service systemd starts itself, for the package test.
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       libbpf1 libseccomp2 libelf1 zlib1g libfcgi0ldbl
       make bash coreutils procps psmisc iproute2 util-linux python3 bpftool
-      apache2 gnuplot-nox passwd"
+      apache2 gnuplot-nox passwd php8.2-fpm"
 start=$(date +%s)
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -44,7 +45,7 @@ mmdebstrap --variant=apt --quiet \
 	--customize-hook="cp '$here/guest-run.sh' \"\$1/usr/local/sbin/vsd-vm-run\"" \
 	--customize-hook="cp '$here/vsd-vm-run.service' \"\$1/etc/systemd/system/\"" \
 	--customize-hook='chroot "$1" systemctl enable vsd-vm-run.service' \
-	--customize-hook='chroot "$1" systemctl disable apache2.service' \
+	--customize-hook='chroot "$1" systemctl disable apache2.service php8.2-fpm.service' \
 	--customize-hook='chroot "$1" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer fstrim.timer' \
 	bookworm "$root" /etc/apt/sources.list.d/debian.sources
 

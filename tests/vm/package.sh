@@ -111,6 +111,35 @@ if [ "$BOOT" = 1 ]; then
 	check "vsd is back after stop+start" wait_active 0
 	is "$(snapshot)" "$before" "after stop+start: unchanged (www3, with no process, too)"
 
+	# A service systemd starts itself (Debian's php8.2-fpm.service) placed in
+	# a VS by a drop-in, as vsd(8) "Under systemd" shows: every process of
+	# the unit joins the VS after each start; the unit stays systemd's.
+	php_in_vs() {
+		local p n=0
+		for p in $(pgrep -x php-fpm8.2); do
+			[ "$(vs_of "$p")" = php ] || return 1
+			n=$((n + 1))
+		done
+		[ "$n" -ge 2 ]	# the master and at least one worker
+	}
+	check "create php (10%)" vsctl create php --cpu 10%
+	mkdir -p /etc/systemd/system/php8.2-fpm.service.d
+	cat >/etc/systemd/system/php8.2-fpm.service.d/vsd.conf <<-'EOF'
+	[Service]
+	ExecStartPost=/bin/sh -c 'for p in $$(cat /sys/fs/cgroup/system.slice/php8.2-fpm.service/cgroup.procs); do vsctl attach php $$p; done'
+	EOF
+	systemctl daemon-reload
+	check "php8.2-fpm starts with the drop-in" systemctl restart php8.2-fpm
+	check "all its processes are in VS php" php_in_vs
+	check "systemd still runs the unit" test "$(systemctl is-active php8.2-fpm)" = active
+	check "a restart puts them back in php" sh -c 'systemctl restart php8.2-fpm && sleep 1'
+	check "all its processes are in VS php again" php_in_vs
+	check "systemctl stop php8.2-fpm stops them all" sh -c 'systemctl stop php8.2-fpm; sleep 1; ! pgrep -x php-fpm8.2'
+	rm -r /etc/systemd/system/php8.2-fpm.service.d
+	systemctl daemon-reload
+	check "destroy php" vsctl destroy php
+	before=$(snapshot)
+
 	# Upgrade to a rebuilt package with VSs running: they survive.
 	old=$(main_pid)
 	check "upgrade (dpkg -i of the rebuilt package)" dpkg -i "$deb"

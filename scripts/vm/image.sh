@@ -55,5 +55,9 @@ size=$(( $(du -sm "$root" | cut -f1) + 1500 ))
 truncate -s "${size}M" "$tmp/base.img"
 mkfs.ext4 -q -L vsdvm -d "$root" "$tmp/base.img"
 mv "$tmp/base.img" "$dir/base.img"
+# images made by earlier versions of these scripts are of no use any more
+for old in "$cache"/*/; do
+	[ "${old%/}" = "$dir" ] || rm -rf "$old"
+done
 echo "image.sh: built $dir in $(( $(date +%s) - start )) s" >&2
 echo "$dir"

@@ -126,7 +126,7 @@ if [ "$BOOT" = 1 ]; then
 	mkdir -p /etc/systemd/system/php8.2-fpm.service.d
 	cat >/etc/systemd/system/php8.2-fpm.service.d/vsd.conf <<-'EOF'
 	[Service]
-	ExecStartPost=/bin/sh -c 'for p in $$(cat /sys/fs/cgroup/system.slice/php8.2-fpm.service/cgroup.procs); do vsctl attach php $$p; done'
+	ExecStartPost=/bin/sh -c 'for p in $$(pgrep -x php-fpm8.2); do vsctl attach php $$p || exit 1; done'
 	EOF
 	systemctl daemon-reload
 	check "php8.2-fpm starts with the drop-in" systemctl restart php8.2-fpm

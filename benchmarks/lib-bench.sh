@@ -155,7 +155,7 @@ bench_vs_teardown() {
 	BENCH_CG= BENCH_HIERS=
 }
 
-# CPU pinning (see RESULTS.md): the sites and their FastCGI servers share
+# CPU pinning (see benchmarks/results/insulation.md): the sites and their FastCGI servers share
 # the last CPU, the load generator gets CPU 0.  bench_pin 0 turns it off.
 BENCH_SITE_CPUS= BENCH_LG_CPUS=
 bench_pin() {
@@ -286,7 +286,7 @@ bench_probe_ad() {
 }
 
 # The load generator runs in its own VS ("loadgen", created by the caller)
-# and, with bench_pin, on its own CPU: see RESULTS.md.
+# and, with bench_pin, on its own CPU: see benchmarks/results/insulation.md.
 # bench_loadgen LOADGEN-ARGS...: run it in its VS, CSV on stdout.
 bench_loadgen() {
 	( bench_vs_exec loadgen "$BENCH_LG_CPUS" "$LOADGEN" "$@" )

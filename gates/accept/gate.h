@@ -5,15 +5,20 @@
  * serves the VS with the largest remaining share first and re-binds the
  * calling thread to that VS. See vsctl-run(8) for the policy.
  *
- * One job per file:
- *   vs-table.c   the VS table (from vsd or a file) and its refresh
- *   share.c   CPU usage sampling, decaying window, remaining share
- *   queue.c   per-listener FIFOs per VS and the heap that orders them
- *   rebind.c    thread cache and cgroup moves (re-binding)
- *   classify.c   classification through the socket gate's map
- *   gate-accept.c         one notification: accept semantics and hand-over
- *   status.c  the status socket read by `vsctl services`
- *   supervisor.c          fork + filter + exec, signals, event loop (vsd-gate)
+ * This header is the interface of libgateaccept.a, for vsd-gate.c, the unit
+ * tests and the benchmarks. One job per file:
+ *   gate.c          one notification, from gate_notify(): accept semantics,
+ *                   draining, picking and the hand-over (the per-accept path)
+ *   queue.c         per-listener FIFOs per VS and the heap that orders them
+ *   share.c         CPU usage sampling, decaying window, remaining share
+ *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
+ *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
+ *   classify.c      classification through the socket gate's table
+ *   wakeup.c        the wake-up connection for event-loop services
+ *   vs-table.c      the VS table (from vsd or a file) and its refresh
+ *   vs-table-vsd.c  the table from vsd's "gatetable" request
+ *   status.c        the status socket read by `vsctl services`
+ *   vsd-gate.c      main: fork + filter + exec, signals, the event loop
  */
 #ifndef VSD_GATE_ACCEPT_H
 #define VSD_GATE_ACCEPT_H
@@ -189,7 +194,7 @@ void conns_init(const char *map_path);
 uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
     const struct sockaddr_storage *peer, socklen_t peerlen);
 
-/* --- gate-accept.c --- */
+/* --- gate.c --- */
 struct pending_accept {
 	struct pending_accept *next, *prev;
 	uint64_t id;		/* seccomp notification id */

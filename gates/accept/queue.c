@@ -25,8 +25,8 @@
  * benchmark at B = 60: A(gate)/A(insulation-only) 1.08, CPU split 36/58).
  * At 0.5 bp/ms it still tilted the CPU split 47/50 towards the site with
  * more connections (its requests wait longer); at 0.1 bp/ms the split is
- * 48/49, as close as a single shared server gets. See benchmarks/RESULTS.md,
- * "Insulation".
+ * 48/49, as close as a single shared server gets. See
+ * benchmarks/results/insulation.md.
  */
 #include "config.h"
 
@@ -216,7 +216,7 @@ enqueue(struct gated_listener *l, struct queued_conn *c, struct vs_table *t, int
 	struct vs_queue *q = queue_get(l, c->vs_id, 1);
 
 	if (!q) {
-		/* out of memory: the home queue exists already (see gate-accept.c) */
+		/* out of memory: the home queue exists already (see gate.c) */
 		log_warnx("%s: out of memory, connection closed", __func__);
 		close(c->fd);
 		free(c);

@@ -12,7 +12,7 @@
  * the FastCGI server 50 times a second, spaced irregularly, and one move in
  * twenty or so found rcu_sync idle and slept for a grace period: 15-40 ms,
  * during which the one server thread serves nobody (rebind p99 19.7 ms,
- * 10% of the CPU idle; benchmarks/RESULTS.md).
+ * 10% of the CPU idle; benchmarks/results/insulation.md).
  *
  * The kernel's remedy is the "favordynmods" mount option, a host-wide
  * setting that is the operator's, not ours. Ours: while the gate is moving

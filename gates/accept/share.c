@@ -28,7 +28,7 @@
 #include "gate.h"
 #include "lib/log.h"
 
-#define GATE_WINDOW_MS		200	/* tau; chosen in benchmarks/RESULTS.md "accept gate window" */
+#define GATE_WINDOW_MS		200	/* tau; benchmarks/results/experiment-gate-window.md */
 #define GATE_SAMPLE_MIN_NS	2000000	/* below 2 ms a counter delta is mostly noise */
 
 static double tau_ns = GATE_WINDOW_MS * 1e6;

@@ -275,7 +275,7 @@ static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
  * A recorded connection changed state; its entry goes when the connection
  * closes, and then the state callback is switched off for the socket: it
  * would run up to twice more for nothing, and every sockops run costs the
- * connection (benchmarks/RESULTS.md, "Socket gate cost").
+ * connection (benchmarks/results/socket-gate-cost.md).
  *
  * - The accepting side (marked): as soon as either end closes; the accept
  *   gate looks up the connecting side's entry, never this one.

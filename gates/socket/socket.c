@@ -2,7 +2,7 @@
 /*
  * The socket gate's loader: load or adopt the programs and maps of
  * gates/socket/socket.bpf.c, attach them to VS cgroups through pinned bpf_links.
- * Listing the connection table is in gate-socket-conns.c.
+ * Listing the connection table is in socket-conns.c.
  *
  * Why one program set for all VSs: loading per VS costs a verifier pass and
  * a copy of every map per VS and does not scale to 1000 VSs; a link per hook

@@ -72,7 +72,7 @@ struct vsd_conn_val {
  * lines per insert and per delete (bucket, element, free list: about 0.5 us
  * each in sockops); an array slot is one, its lookup is inlined by the
  * verifier, and user space reads the table through mmap() without a
- * bpf() call (benchmarks/RESULTS.md, "Socket gate cost").
+ * bpf() call (benchmarks/results/socket-gate-cost.md).
  *
  * A key lives in one of the VSD_CONN_PROBE slots from
  * vsd_conn_hash(key) & (VSD_CONNS_MAX - 1) on (linear probing, wrapping

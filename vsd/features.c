@@ -197,7 +197,7 @@ features_print(const struct cg_ctx *cg)
 	     sync < 0 ? "(probe needs seccomp; run as root)" :
 	     "accept-gate answers wake the service the ordinary way (slower, still exact)");
 	line("SO_PEERPIDFD", probe_peerpidfd(), "6.5",
-	     "vsd checks a client by SO_PEERCRED uid/gid only");
+	     "not used yet: clients are checked by SO_PEERCRED either way");
 	line("cgroup.kill", probe_cgroup_kill(cg), "5.14",
 	     "destroy --force kills the VS's processes one by one");
 	line("cgroup2 favordynmods", probe_favordynmods(), "6.0+boot",

@@ -52,10 +52,6 @@ bench_machine() {
 		"cgroups: $(bench_layout); load: $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
-# The instance's cgroup directories are known to the harness (vsh_dirs);
-# kept for the callers, which note them once a VS exists.
-bench_note_bases() { :; }
-
 # Destroy every VS (--force), stop vsd with SIGTERM, and check that it removed
 # its root directories and pins itself; returns 1 if anything was left behind
 # (the harness then removes it).
@@ -75,6 +71,8 @@ bench_stop_vsd() {
 		left=1
 	done
 	vsh_cleanup
+	[ -n "${BENCH_DIR:-}" ] && rm -rf "$BENCH_DIR"
+	BENCH_DIR=
 	return $left
 }
 

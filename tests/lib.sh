@@ -74,6 +74,10 @@ need_root() {
 
 on_exit() { _cleanups+=("$*"); }
 
+# cg_root_dirs ROOT: where vsd puts ROOT's directories (tests/vsd-harness.sh)
+cg_root_dirs() { VSH_ROOT=$1 vsh_root_dirs; }
+cg_remove_tree() { vsh_remove_tree "$1"; }
+
 _cleanup() {
 	local i
 	for ((i = ${#_cleanups[@]} - 1; i >= 0; i--)); do

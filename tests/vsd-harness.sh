@@ -11,8 +11,12 @@
 #   vsh_start [VSD OPTIONS]  start it, wait until it answers (VSH_PID; exports
 #                            VSD_SOCKET, which vsctl reads); 1 if it did not
 #   vsh_stop [SIGNAL]        send SIGNAL (TERM), wait for it; the VSs stay
-#   vsh_dirs                 every cgroup directory of the instance: VSH_ROOT in
-#                            each hierarchy, and its systemd scope (vsd(8))
+#   vsh_dirs                 every cgroup directory of the instance that exists:
+#                            VSH_ROOT in each hierarchy, and its systemd scope
+#   vsh_root_dirs            where vsd puts its root directories, existing or
+#                            not: <mount><cgroup of this shell>/VSH_ROOT in each
+#                            hierarchy, or in its scope under systemd (vsd(8))
+#   vsh_remove_tree DIR      kill what is left in a cgroup tree and remove it
 #   vsh_cleanup              stop vsd, kill what is left in its cgroups, remove
 #                            them, its pins and VSH_DIR; status 1 if anything
 #                            besides VSH_DIR had to be removed
@@ -55,13 +59,41 @@ vsh_stop() {
 
 vsh_scope() { echo "/sys/fs/cgroup/vsd.slice/vsd-$VSH_ROOT.scope"; }
 
+# As vsd chooses (vsd/scope.c): systemd as PID 1 on a pure cgroup-v2 tree.
+_vsh_scoped() {
+	[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && [ -d /run/systemd/system ] &&
+		[ -z "${VSD_NO_SCOPE:-}" ]
+}
+
+vsh_root_dirs() {
+	if _vsh_scoped; then
+		echo "$(vsh_scope)/$VSH_ROOT"
+		return
+	fi
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		_vsh_own=${_vsh_own%/*/.daemon}
+		echo "/sys/fs/cgroup${_vsh_own%/}/$VSH_ROOT"
+		return
+	fi
+	for _vsh_c in cpu cpuacct memory pids; do
+		[ -d "/sys/fs/cgroup/$_vsh_c" ] || continue
+		_vsh_mnt=$(readlink -f "/sys/fs/cgroup/$_vsh_c")
+		_vsh_own=$(awk -F: -v c="$_vsh_c" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+		echo "$_vsh_mnt${_vsh_own%/}/$VSH_ROOT"
+	done | sort -u
+	if [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
+		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup/unified${_vsh_own%/}/$VSH_ROOT"
+	fi
+}
+
 vsh_dirs() {
 	[ -d "$(vsh_scope)" ] && vsh_scope
 	find /sys/fs/cgroup -maxdepth 6 -type d -name "$VSH_ROOT" 2>/dev/null
 }
 
-# Kill what is left in a cgroup tree and remove it, leaves first.
-_vsh_remove_tree() {
+vsh_remove_tree() {	# leaves first
 	for _vsh_i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 		[ -d "$1" ] || return 0
 		# cgroup.kill (Linux 5.14) where there is one; then one by one
@@ -89,7 +121,7 @@ vsh_cleanup() {
 	# A scope whose keeper is gone is removed by systemd, not by rmdir.
 	for _vsh_t in $(vsh_dirs); do
 		_vsh_left=1
-		_vsh_remove_tree "$_vsh_t"
+		vsh_remove_tree "$_vsh_t"
 	done
 	if [ -d "/sys/fs/bpf/vsd/$VSH_ROOT" ]; then
 		_vsh_left=1

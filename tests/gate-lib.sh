@@ -15,7 +15,6 @@ MAP=/sys/fs/bpf/$T/vsd_conns
 tap_n=0
 tap_failed=0
 GATE_PIDS=
-CG_DIRS=
 
 plan() { echo "1..$1"; }
 ok() { tap_n=$((tap_n + 1)); echo "ok $tap_n - $*"; }
@@ -59,7 +58,6 @@ mk_vs() {
 	for _h in $(cg_hiers); do
 		_d=$(cg_path "$_h" "$1")
 		mkdir -p "$_d" || return 1
-		CG_DIRS="$_d $CG_DIRS"
 		case $_h in
 		.) if [ -z "$_v2on" ]; then
 			echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null

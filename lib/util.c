@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -400,4 +401,27 @@ path_fmt(char *buf, size_t len, const char *fmt, ...)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
+}
+
+void
+gate_exe_path(char *buf, size_t len)
+{
+	const char *env = getenv("VSD_GATE");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return;
+	}
+	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/'))) {
+			*slash = '\0';
+			if (path_fmt(buf, len, "%s/../gates/accept/vsd-gate", self) == 0 &&
+			    access(buf, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
 }

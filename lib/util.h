@@ -50,6 +50,13 @@ int read_field_long(const char *path, const char *key, long *v);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
 
+/*
+ * vsd-gate's path: $VSD_GATE if set; next to a binary run from the build
+ * tree (vsd/vsd, vsctl/vsctl), the build tree's gates/accept/vsd-gate;
+ * else LIBEXECDIR/vsd-gate, where it is installed.
+ */
+void gate_exe_path(char *buf, size_t len);
+
 /* Formatted path into buf; -ENAMETOOLONG if it does not fit. */
 int path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -118,6 +118,15 @@ vsh_cleanup() {
 		wait "$VSH_PID" 2>/dev/null
 	fi
 	VSH_PID=
+	# The supervisors of the declared services (vsd/services.c) outlive vsd
+	# by design; they answer on $VSH_DIR/gates/NAME.sock.
+	if [ -n "$VSH_DIR" ] && pkill -TERM -f -- "--status $VSH_DIR/gates/" 2>/dev/null; then
+		for _vsh_i in $(seq 50); do
+			pgrep -f -- "--status $VSH_DIR/gates/" >/dev/null || break
+			sleep 0.1
+		done
+		pkill -KILL -f -- "--status $VSH_DIR/gates/" 2>/dev/null
+	fi
 	# A scope whose keeper is gone is removed by systemd, not by rmdir.
 	for _vsh_t in $(vsh_dirs); do
 		_vsh_left=1

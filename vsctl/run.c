@@ -49,36 +49,6 @@ alive(const char *path)
 	return r;
 }
 
-/*
- * vsd-gate is an internal helper, installed in LIBEXECDIR. A vsctl run from
- * the build tree (vsctl/vsctl) uses the build tree's gates/accept/vsd-gate;
- * $VSD_GATE overrides both.
- */
-static void
-find_gate(char *buf, size_t len)
-{
-	const char *env = getenv("VSD_GATE");
-	char self[PATH_MAX];
-	ssize_t n;
-
-	if (env && *env) {
-		snprintf(buf, len, "%s", env);
-		return;
-	}
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) > 0) {
-		char *slash;
-
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/'))) {
-			*slash = '\0';
-			if (path_fmt(buf, len, "%s/../gates/accept/vsd-gate", self) == 0 &&
-			    access(buf, X_OK) == 0)
-				return;
-		}
-	}
-	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
-}
-
 struct run_opts {
 	const char *home, *name, *gate, *map, *window;
 	int	 verbose;
@@ -169,7 +139,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 
 	if (!(all = calloc((size_t)(16 + argc - o->cmd), sizeof(*all))))
 		return 1;
-	find_gate(exe, sizeof(exe));
+	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
 	if (o->verbose)
 		all[n++] = "-v";
@@ -237,7 +207,8 @@ read_status(const char *path, struct buf *b)
 		return -1;
 	strcpy(sun.sun_path, path);
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    write(fd, "status\n", 7) != 7) {
 		close(fd);
 		return -1;
 	}
@@ -284,7 +255,7 @@ jnum(const char *s, const char *key)
 static void
 print_row(const char *js)
 {
-	char name[64], home[64], vs[64];
+	char name[64], home[64], vs[64], state[32];
 	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
 	const char *p, *v;
 
@@ -304,8 +275,10 @@ print_row(const char *js)
 			if (jnum(p, "queued") > 0)
 				buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs, jnum(p, "queued"));
 		}
-	printf("%-20s %7lld %-12s %-28s %-28s %s\n", name, jnum(js, "pid"), home,
-	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
+	jstr(js, "state", state, sizeof(state));
+	printf("%-20s %-10s %7lld %8lld %-12s %-28s %-28s %s\n", name, state, jnum(js, "pid"),
+	    jnum(js, "restarts"), home, bind.p ? bind.p : "-", served.p ? served.p : "-",
+	    queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);
 	buf_free(&queued);
@@ -332,8 +305,8 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 	if (json)
 		printf("[");
 	else
-		printf("%-20s %7s %-12s %-28s %-28s %s\n", "NAME", "PID", "HOME", "BINDING(TID:VS)",
-		    "SERVED", "QUEUED");
+		printf("%-20s %-10s %7s %8s %-12s %-28s %-28s %s\n", "NAME", "STATE", "PID",
+		    "RESTARTS", "HOME", "BINDING(TID:VS)", "SERVED", "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };

@@ -219,6 +219,30 @@ do_services(const struct cmdspec *c, int argc, char **argv)
 	return vsctl_services(argc, argv, socket_path, json);
 }
 
+/* service start|stop|restart NAME: a service the rule file declares. */
+static int
+do_service(const struct cmdspec *c, int argc, char **argv)
+{
+	struct buf req = { 0 };
+	int r;
+
+	if (argc == 3 && strcmp(argv[2], "--json") == 0) {
+		json = 1;
+		argc--;
+	}
+	if (argc != 2 || (strcmp(argv[0], "start") != 0 && strcmp(argv[0], "stop") != 0 &&
+	    strcmp(argv[0], "restart") != 0))
+		return fail("service: usage: vsctl %s", c->usage);
+	if (!vs_name_valid(argv[1]))
+		return fail("service: bad service name '%s': it %s", argv[1], vs_name_why(argv[1]));
+	proto_add(&req, "service");
+	proto_addf(&req, "action=%s", argv[0]);
+	proto_addf(&req, "name=%s", argv[1]);
+	r = call(&req, -1, 0);
+	buf_free(&req);
+	return r;
+}
+
 /* check: offline, no daemon and no root; argv[-1] is "check" itself. */
 static int
 do_check(const struct cmdspec *c, int argc, char **argv)
@@ -289,6 +313,7 @@ static const struct cmdspec cmds[] = {
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
+	{ "service", do_service, "", NULL, "service start|stop|restart NAME" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
 	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },

@@ -299,7 +299,8 @@ undo_step(struct vsd *d, struct step *s)
 }
 
 static void
-describe(const struct plan *p, const char *path, unsigned flags, int json, struct buf *out)
+describe(const struct plan *p, const char *path, unsigned flags, int json,
+	 const struct buf *svc, struct buf *out)
 {
 	static const char *const done[] = { "updated", "created", "destroyed" };
 	size_t i, count[3] = { 0, 0, 0 };
@@ -325,7 +326,23 @@ describe(const struct plan *p, const char *path, unsigned flags, int json, struc
 			}
 			buf_printf(out, "]");
 		}
-		buf_printf(out, ", \"unchanged\": %zu}\n", p->unchanged);
+		buf_printf(out, ", \"unchanged\": %zu, \"services\": [", p->unchanged);
+		{
+			const char *l = svc->p;
+			int first = 1;
+
+			while (l && *l) {
+				size_t n = strcspn(l, "\n");
+				char line[256];
+
+				snprintf(line, sizeof(line), "%.*s", (int)n, l);
+				buf_printf(out, "%s", first ? "" : ", ");
+				buf_json_str(out, line);
+				first = 0;
+				l += n + (l[n] == '\n');
+			}
+		}
+		buf_printf(out, "]}\n");
 		return;
 	}
 	for (i = 0; i < p->n; i++) {
@@ -340,6 +357,8 @@ describe(const struct plan *p, const char *path, unsigned flags, int json, struc
 				   fmt_percent(s->want.cpu, b, sizeof(b)));
 		buf_printf(out, "\n");
 	}
+	if (svc->len)
+		buf_add(out, svc->p, svc->len);
 	buf_printf(out, "%s: %s%zu created, %zu updated, %zu destroyed, %zu unchanged\n", path,
 		   flags & APPLY_DRY_RUN ? "would be: " : "", count[S_CREATE], count[S_UPDATE],
 		   count[S_DESTROY], p->unchanged);
@@ -351,14 +370,19 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 {
 	struct plan p = { 0 };
 	struct rules *rs = NULL;
+	struct buf svc = { 0 };
 	uint32_t next_id = d->reg.next_id;
 	size_t i;
 	int r;
 
 	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
 		goto out;
-	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (flags & APPLY_DRY_RUN))
+	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0)
 		goto out;
+	if (flags & APPLY_DRY_RUN) {
+		svc_plan(d, rs, flags & APPLY_PRUNE, &svc);
+		goto out;
+	}
 	for (i = 0; i < p.n; i++) {
 		if ((r = run_step(d, &p.v[i])) < 0) {
 			buf_printf(errs, "%s VS %s failed: %s; nothing changed\n",
@@ -375,10 +399,15 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		goto out;
 	}
 	log_info("applied %s: %zu steps, %zu VSs unchanged", path, p.n, p.unchanged);
+	/* the services after the VSs they live in; a service that cannot
+	 * start is retried with back-off, it does not undo the VSs */
+	if (svc_sync(d, rs, flags & APPLY_PRUNE, &svc) < 0)
+		buf_printf(&svc, "warning: the service list could not be saved (see vsd's log)\n");
 	/* the compiled rules the gates consult from now on */
 	rules_free(d->rules);
 	d->rules = rs;
 	rs = NULL;
+	svc_refresh_all(d);
 	if (path != d->rules_path) {
 		char *copy = strdup(path);
 
@@ -390,7 +419,8 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	d->rules_owner = owner;
 out:
 	if (r == 0)
-		describe(&p, path, flags, json, out);
+		describe(&p, path, flags, json, &svc, out);
+	buf_free(&svc);
 	rules_free(rs);
 	free(p.v);
 	return r;

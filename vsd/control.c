@@ -30,6 +30,7 @@ static const struct {
 	{ "gatetable", cmd_gatetable },
 	{ "apply", cmd_apply },
 	{ "reload", cmd_reload },
+	{ "service", cmd_service },
 };
 
 int

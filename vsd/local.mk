@@ -20,6 +20,7 @@ vsd_vsd_SOURCES = \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/apply.c vsd/apply.h \
+	vsd/services.c vsd/services.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h

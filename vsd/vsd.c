@@ -13,6 +13,7 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "gate-vs.h"
@@ -206,24 +207,50 @@ reload_rules(struct vsd *d)
 	buf_free(&errs);
 }
 
+/* The control socket, signals, and the pidfds of the services' supervisors. */
 static int
 loop(struct vsd *d, int lfd, int sfd)
 {
-	struct pollfd pfd[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+	struct pollfd *pfd = NULL;
 	struct signalfd_siginfo si;
+	size_t cap = 0, ns;
 
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
+		if (cap < 2 + d->svcs.n) {
+			struct pollfd *np = realloc(pfd, (2 + d->svcs.n) * 2 * sizeof(*pfd));
+
+			if (!np)
+				fatalx("out of memory");
+			pfd = np;
+			cap = (2 + d->svcs.n) * 2;
+		}
+		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
+		ns = svc_pollfds(d, pfd + 2, cap - 2);
+		if (poll(pfd, 2 + ns, svc_timeout_ms(d)) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
+			free(pfd);
 			return 1;
 		}
+		svc_events(d, pfd + 2, ns);
+		svc_tick(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGCHLD) {
+					/* the supervisors we started (services.c) */
+					int st;
+					pid_t w;
+
+					while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+						log_debug("child %d ended: wait status 0x%x", (int)w, st);
+					continue;
+				}
 				if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
-					log_info("signal %u: stopping; the VSs and their processes stay",
-						 si.ssi_signo);
+					log_info("signal %u: stopping; the VSs, the services and "
+						 "their processes stay", si.ssi_signo);
+					free(pfd);
 					return 0;
 				}
 				if (si.ssi_signo == SIGHUP)
@@ -359,6 +386,9 @@ start_up(struct vsd *d, const struct options *o)
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
 	adopt(d);
+	if ((r = svc_load(d)) < 0)
+		log_warnx("cannot load the services from %s: %s", d->state_dir, strerror(-r));
+	svc_adopt_all(d);
 	if (rules_abs) {
 		apply_rules_at_start(d, rules_abs, o->rules);
 		free(rules_abs);
@@ -386,6 +416,7 @@ main(int argc, char **argv)
 		return features_print(cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", o.root) == 0 ?
 				      &cg : NULL);
 	}
+	d.log_syslog = !o.foreground;
 	lfd = start_up(&d, &o);
 	if ((sfd = setup_signals()) < 0)
 		fatal("signalfd");
@@ -409,6 +440,7 @@ main(int argc, char **argv)
 	else
 		gate_socket_close(d.gate);
 	rules_release(&d);
+	svc_free(&d);
 	reg_free(&d.reg);
 	return r;
 }

@@ -9,6 +9,7 @@
 #include "lib/cgroup.h"
 #include "lib/proto.h"
 #include "registry.h"
+#include "services.h"
 #include "gates/socket/gate-socket.h"
 
 struct rules;
@@ -23,6 +24,8 @@ struct vsd {
 	struct rules	*rules;		/* the rule file applied last (vsd/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */
 	uid_t		 rules_owner;	/* who applied it: its files must belong to root or them */
+	struct svc_set	 svcs;		/* the declared services (services.c) */
+	int		 log_syslog;	/* vsd logs to syslog (not in the foreground) */
 };
 
 struct reply {

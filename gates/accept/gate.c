@@ -584,7 +584,7 @@ gate_init(struct gate *g, int notify_fd)
 	struct seccomp_notif_sizes sz;
 
 	g->notify_fd = notify_fd;
-	if (seccomp_notify_alloc(&req, &resp) < 0)
+	if (!req && seccomp_notify_alloc(&req, &resp) < 0)
 		return -ENOMEM;
 	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
 		return -errno;

@@ -232,7 +232,24 @@ void gate_refresh(struct gate *g, int force);
 void gate_close_all(struct gate *g);
 
 /* --- status.c --- */
+/* What the supervisor says of its service, besides the gate's figures. */
+struct status_info {
+	const char *name;
+	pid_t	 pid;		/* the service's main process, 0 while none runs */
+	const char *state;	/* starting, running, restarting, failed, stopping */
+	int	 managed;	/* vsd started it (--restart) */
+	unsigned restarts;
+	long long since;	/* when the state last changed, s since the epoch */
+	int	 last_status;	/* wait status of the last run, -1 if none ended */
+};
 int status_open(const char *path);
-void status_serve(struct gate *g, int lfd, const char *name, pid_t main_pid);
+/*
+ * Accept one client and read its request line ("status", "refresh" or
+ * "stop"; nothing means "status") into cmd, waiting for it at most 20 ms; the
+ * client's uid from SO_PEERCRED. Returns the connection, or -1.
+ */
+int status_accept(int lfd, char *cmd, size_t len, uid_t *uid);
+/* Answer with one JSON object and close fd. */
+void status_reply(struct gate *g, int fd, const struct status_info *si);
 
 #endif

@@ -25,6 +25,7 @@ GATEACCEPT_LIBS = gates/accept/libgateaccept.a gates/socket/libgatesocket.a lib/
 	$(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lelf -lz -lm
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate
-gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c
+gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.h \
+	gates/accept/service.c
 gates_accept_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS)
 gates_accept_vsd_gate_LDADD = $(GATEACCEPT_LIBS)

@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The supervisor's status socket: a Unix stream socket that answers every
- * connection with one JSON object and closes it. `vsctl services` reads the
- * sockets in <vsd run dir>/gates/; vsd itself is not involved, so the status
- * stays readable while vsd restarts.
+ * The supervisor's status socket: a Unix stream socket that reads one
+ * request line and answers with one JSON object, then closes. `vsctl
+ * services` reads the sockets in <vsd run dir>/gates/ ("status"); vsd
+ * itself is not involved, so the status stays readable while vsd restarts.
+ * vsd asks "refresh" after an apply (the new VS table and rules at once) and
+ * "stop" to stop a declared service; "stop" is honoured from root or our
+ * own uid only (SO_PEERCRED).
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/buf.h"
@@ -65,7 +70,7 @@ put_thread(struct service_thread *th, void *arg)
 }
 
 static void
-status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
+status_json(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	struct thr_ctx x = { g, b, 0 };
 	unsigned p50, p99, max;
@@ -76,9 +81,19 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	int n = 0;
 
 	buf_printf(b, "{\"name\": ");
-	buf_json_str(b, name);
-	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", main_pid, getpid());
+	buf_json_str(b, si->name);
+	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", (int)si->pid, getpid());
 	buf_json_str(b, vs_name(g, g->home));
+	buf_printf(b, ", \"managed\": %s, \"state\": ", si->managed ? "true" : "false");
+	buf_json_str(b, si->state);
+	buf_printf(b, ", \"restarts\": %u, \"since\": %lld, \"last_exit\": ", si->restarts,
+	    si->since);
+	if (si->last_status < 0)
+		buf_printf(b, "null");
+	else if (WIFSIGNALED(si->last_status))
+		buf_printf(b, "{\"signal\": %d}", WTERMSIG(si->last_status));
+	else
+		buf_printf(b, "{\"code\": %d}", WEXITSTATUS(si->last_status));
 	buf_printf(b, ", \"window_ms\": %u, \"threads\": [", share_window_ms());
 	thread_foreach(put_thread, &x);
 	buf_printf(b, "], \"vs\": [");
@@ -113,16 +128,38 @@ status_json(struct gate *g, struct buf *b, const char *name, pid_t main_pid)
 	    (unsigned long long)wn);
 }
 
+int
+status_accept(int lfd, char *cmd, size_t len, uid_t *uid)
+{
+	struct ucred cr;
+	socklen_t cl = sizeof(cr);
+	struct pollfd p;
+	ssize_t n;
+	int fd;
+
+	cmd[0] = '\0';
+	*uid = (uid_t)-1;
+	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
+		return -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0)
+		*uid = cr.uid;
+	/* a client writes its request right after connect(): a short wait
+	 * covers an accept that came first; an old client sends nothing */
+	p = (struct pollfd){ .fd = fd, .events = POLLIN };
+	if (poll(&p, 1, 20) == 1 && (n = recv(fd, cmd, len - 1, MSG_DONTWAIT)) > 0) {
+		cmd[n] = '\0';
+		cmd[strcspn(cmd, "\r\n")] = '\0';
+	}
+	return fd;
+}
+
 void
-status_serve(struct gate *g, int lfd, const char *name, pid_t main_pid)
+status_reply(struct gate *g, int fd, const struct status_info *si)
 {
 	struct buf b = { 0 };
 	size_t off = 0;
-	int fd;
 
-	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-		return;
-	status_json(g, &b, name, main_pid);
+	status_json(g, &b, si);
 	/* small reply, local reader: a blocking write with a timeout is enough */
 	{
 		struct timeval tv = { .tv_sec = 1 };

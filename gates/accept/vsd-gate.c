@@ -7,12 +7,12 @@
  * the listener's holder died, every gated accept() would fail with ENOSYS;
  * vsd restarts are routine, this process's life is the service's life.
  *
- *   fork -> child: join the home VS's cgroups, load the filter (accept,
- *           accept4 -> SCMP_ACT_NOTIFY; on hybrid hosts also socket(AF_INET*)
- *           for the lazy cgroup2 move), send the listener fd to the parent
- *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
- *   parent: the supervisor; stays in the foreground, forwards signals, serves
- *           notifications, exits with the service's status.
+ * Started by `vsctl run`, it stays in the foreground, forwards signals,
+ * serves notifications and exits with the service's status. Started by vsd
+ * for a service the rule file declares (--restart), it also restarts the
+ * service with back-off when it dies, logs its output line by line, and
+ * stops it on SIGTERM or a "stop" request: SIGTERM to the service, SIGKILL
+ * to whatever is left after --stop-timeout. service.c starts the service.
  */
 #include "config.h"
 
@@ -32,32 +32,31 @@
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
 #include "gate.h"
+#include "supervisor.h"
 #include "profile.h"
 #include "lib/log.h"
 #include "seccomp-compat.h"
 
 
 /* the supervisor's poll set; the listeners with waiters follow */
-enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_FIRST };
+enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_OUTPUT, P_FIRST };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
 };
 
-struct opts {
-	const char *home, *name, *vsd_socket, *table_file, *map, *status;
-	unsigned window_ms;
-	enum cg2_mode cg2;
-	int verbose;
-	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
-	int nowarm;	/* --warm off (on by default: see rcu-warm.c) */
-	char **argv;
-};
+/* --restart: the back-off between starts doubles from BACKOFF_MIN_MS up to
+ * BACKOFF_MAX_MS, and starts over after a run of RUN_OK_MS or more. */
+#define BACKOFF_MIN_MS	100
+#define BACKOFF_MAX_MS	30000
+#define RUN_OK_MS	10000
+#define STOP_TIMEOUT_S	10
 
 static void __attribute__((noreturn))
 usage(void)
@@ -65,8 +64,8 @@ usage(void)
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
-	    "                [--warm on|off]\n"
-	    "                -- CMD [ARGS...]\n");
+	    "                [--warm on|off] [--restart] [--stop-timeout S]\n"
+	    "                [--log stderr|syslog] -- CMD [ARGS...]\n");
 	exit(2);
 }
 
@@ -92,6 +91,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "warm", required_argument, NULL, 'W' },
+		{ "restart", no_argument, NULL, 'r' },
+		{ "stop-timeout", required_argument, NULL, 'T' },
+		{ "log", required_argument, NULL, 'l' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -99,6 +101,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	uint64_t w;
 	int c;
 
+	o->stop_timeout = STOP_TIMEOUT_S;
 	while ((c = getopt_long(argc, argv, "+v", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': o->home = optarg; break;
@@ -108,6 +111,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'm': o->map = optarg; break;
 		case 'S': o->status = optarg; break;
 		case 'v': o->verbose++; break;
+		case 'r': o->restart = 1; break;
 		case 'c':
 			if (strcmp(optarg, "lazy") == 0)
 				o->cg2 = CG2_LAZY;
@@ -125,6 +129,16 @@ parse_opts(int argc, char **argv, struct opts *o)
 				fatalx("--window %s %s (10..60000 ms)", optarg, why);
 			o->window_ms = (unsigned)w;
 			break;
+		case 'T':
+			if (parse_u64(optarg, 1, 3600, &w, &why) < 0)
+				fatalx("--stop-timeout %s %s (1..3600 s)", optarg, why);
+			o->stop_timeout = (unsigned)w;
+			break;
+		case 'l':
+			if (strcmp(optarg, "stderr") != 0 && strcmp(optarg, "syslog") != 0)
+				fatalx("--log %s: expected stderr or syslog", optarg);
+			o->syslog = strcmp(optarg, "syslog") == 0;
+			break;
 		default: usage();
 		}
 	}
@@ -136,114 +150,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 
 		o->name = s ? s + 1 : o->argv[0];
 	}
-}
-
-/* In the child: join every hierarchy of the home VS. */
-static void
-join_home(struct gate_vs *home)
-{
-	int h;
-
-	char pid[16];
-	int r;
-
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	for (h = 0; h < CG_KIND_MAX; h++) {
-		if (home->dir[h] && (r = cg_write(home->dir[h], "cgroup.procs", pid)) < 0) {
-			fprintf(stderr, "vsd-gate: cannot join VS %s (%s): %s\n", home->name,
-			    home->dir[h], strerror(-r));
-			_exit(126);
-		}
-	}
-}
-
-static int
-load_filter(int want_socket)
-{
-	scmp_filter_ctx ctx;
-	int r, fd;
-
-	if (!(ctx = seccomp_init(SCMP_ACT_ALLOW)))
-		return -ENOMEM;
-	/* a 32-bit binary is not gated rather than killed */
-	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
-	/* keep setuid helpers of the service working: as root, no NO_NEW_PRIVS */
-	if (geteuid() == 0)
-		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept), 0)) < 0 ||
-	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0)) < 0)
-		goto out;
-	if (want_socket &&
-	    ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
-		SCMP_A0(SCMP_CMP_EQ, AF_INET))) < 0 ||
-	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
-		SCMP_A0(SCMP_CMP_EQ, AF_INET6))) < 0))
-		goto out;
-	if ((r = seccomp_load(ctx)) < 0)	/* SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0 */
-		goto out;
-	r = (fd = seccomp_notify_fd(ctx)) < 0 ? fd : fd;
-out:
-	seccomp_release(ctx);
-	return r;
-}
-
-static int
-send_fd(int sock, int fd)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
-	char byte = 'n';
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
-static int
-recv_fd(int sock)
-{
-	char cbuf[CMSG_SPACE(sizeof(int))];
-	char byte;
-	struct iovec iov = { &byte, 1 };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
-			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
-	int fd;
-
-	if (recvmsg(sock, &mh, MSG_CMSG_CLOEXEC) <= 0)
-		return -EPIPE;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (!cm || cm->cmsg_type != SCM_RIGHTS)
-		return -EPROTO;
-	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-	return fd;
-}
-
-static void __attribute__((noreturn))
-child(struct opts *o, struct gate_vs *home, int sock, const sigset_t *oldmask, int want_socket)
-{
-	int nfd;
-
-	prctl(PR_SET_PDEATHSIG, SIGTERM);	/* better than ENOSYS from every accept */
-	join_home(home);
-	if ((nfd = load_filter(want_socket)) < 0) {
-		fprintf(stderr, "vsd-gate: seccomp filter: %s\n", strerror(-nfd));
-		_exit(126);
-	}
-	if (send_fd(sock, nfd) < 0)
-		_exit(126);
-	close(nfd);
-	close(sock);
-	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	execvp(o->argv[0], o->argv);
-	fprintf(stderr, "vsd-gate: %s: %s\n", o->argv[0],
-	    errno == ENOENT ? "command not found" : strerror(errno));
-	_exit(errno == ENOENT ? 127 : 126);
 }
 
 static void
@@ -267,21 +173,41 @@ exit_code(int status)
 	return 1;
 }
 
+enum run_state { ST_STARTING, ST_RUNNING, ST_RESTARTING, ST_FAILED, ST_STOPPING };
+static const char *const state_names[] = {
+	"starting", "running", "restarting", "failed", "stopping",
+};
+
 /* The supervisor's state while it serves. */
 struct supervisor {
 	struct opts	 o;
 	struct gate	 g;
 	struct gate_vs	*home;
-	pid_t		 pid;		/* the service's main process */
-	int		 pidfd;
+	sigset_t	 mask, oldmask;
+	struct start	 st;		/* the current run (st.notify_fd >= 0 while it lasts) */
 	int		 sfd, tfd, stfd;	/* signals, the tick timer, the status socket */
 	unsigned	 period;	/* the tick, ms */
-	int		 status;	/* the service's wait status, once it exited */
-	int		 child_done, filter_gone;
+	int		 child_done, filter_gone, warm_started;
+	int		 stopping;	/* stop asked: no restart; leave once the run ends */
+	int		 done;		/* leave the loop */
+	enum run_state	 state;
+	time_t		 since;		/* when state last changed (wall clock) */
+	uint64_t	 started;	/* monotonic ns of the last start */
+	uint64_t	 kill_at;	/* SIGKILL what is left at this time (0: no) */
+	uint64_t	 restart_at;	/* start again at this time (0: no) */
+	unsigned	 backoff_ms, restarts;
+	int		 last_status, have_last;
 	struct gated_listener **ls;	/* listeners with waiters, for poll */
 	struct pollfd	*pfd;
 	size_t		 nls;
 };
+
+static void
+set_state(struct supervisor *sv, enum run_state s)
+{
+	sv->state = s;
+	sv->since = time(NULL);
+}
 
 /* The VS table, the home VS, the binding and classification back ends. */
 static void
@@ -309,83 +235,161 @@ gate_setup(struct supervisor *sv)
 	}
 }
 
-/*
- * Fork the service under the filter (child()) and take the filter's listener
- * from it. Returns the notification fd, or -1 if the child failed before exec
- * (its wait status is in sv->status).
- */
-static int
-start_service(struct supervisor *sv, sigset_t *mask)
-{
-	struct gate_vs *home = sv->home;
-	sigset_t oldmask;
-	struct rlimit rl;
-	int sp[2], nfd, want_socket;
-	size_t i;
-
-	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
-	want_socket = !sv->g.tab.pure_v2 && sv->o.cg2 == CG2_LAZY &&
-	    home->dir[CG_KIND_UNIFIED] != NULL;
-	sigemptyset(mask);
-	for (i = 0; i < ARRAY_SIZE(fwd_signals); i++)
-		sigaddset(mask, fwd_signals[i]);
-	sigaddset(mask, SIGCHLD);
-	sigaddset(mask, SIGPIPE);
-	sigprocmask(SIG_BLOCK, mask, &oldmask);
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
-		fatal("socketpair");
-	if ((sv->pid = fork()) < 0)
-		fatal("fork");
-	if (sv->pid == 0) {
-		/* the service must not keep the child end's peer */
-		close(sp[0]);
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
-			setrlimit(RLIMIT_NOFILE, &rl);
-		child(&sv->o, home, sp[1], &oldmask, want_socket);
-	}
-	close(sp[1]);
-	sv->pidfd = pidfd_open(sv->pid, 0);
-	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
-	nfd = recv_fd(sp[0]);
-	close(sp[0]);
-	if (nfd < 0)	/* the child failed before exec and said why */
-		waitpid(sv->pid, &sv->status, 0);
-	return nfd;
-}
-
-/* The descriptors the loop polls, the gate, the RCU helper, the status socket. */
+/* What lives as long as we do: signals, the tick, the status socket. */
 static void
-serve_setup(struct supervisor *sv, int nfd, const sigset_t *mask)
+loop_setup(struct supervisor *sv)
 {
-	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
-	int r;
+	size_t i;
 
 	if (!(sv->pfd = calloc(P_FIRST, sizeof(*sv->pfd))))
 		fatalx("out of memory");
-	/* the flags go by value, not by pointer */
-	if (sv->o.sync && ioctl(nfd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
-		sv->g.sync_wakeup = 1;
-	else if (sv->o.sync)
-		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
-		    strerror(errno));
-	if ((sv->sfd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
+	sigemptyset(&sv->mask);
+	for (i = 0; i < ARRAY_SIZE(fwd_signals); i++)
+		sigaddset(&sv->mask, fwd_signals[i]);
+	sigaddset(&sv->mask, SIGCHLD);
+	sigaddset(&sv->mask, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &sv->mask, &sv->oldmask);
+	if ((sv->sfd = signalfd(-1, &sv->mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0 ||
 	    (sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
-	if ((r = gate_init(&sv->g, nfd)) < 0)
-		fatalx("gate: %s", strerror(-r));
-	/* after the service's fork: it must not inherit the helper's mapping */
-	if (!sv->o.nowarm && (r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
-		log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
+	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
 	sv->stfd = sv->o.status ? status_open(sv->o.status) : -1;
 	sv->period = 100;
 	arm_timer(sv->tfd, sv->period);
 }
 
-/* Fill the poll set: our four descriptors, then the listeners with waiters. */
+/*
+ * One run: fork the service under the filter and serve its listener. 0, or
+ * -1 if the child failed before exec (its wait status is in sv->st.status).
+ */
+static int
+run_start(struct supervisor *sv)
+{
+	uint64_t flags = SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP;
+	struct gate_vs *home = sv->home;
+	int want_socket, r;
+
+	/* the home VS may have been re-made (a reboot, destroy + create) */
+	gate_refresh(&sv->g, 1);
+	if ((home = vs_table_find_name(&sv->g.tab, sv->o.home)))
+		sv->home = home;
+	else
+		home = sv->home;
+	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
+	want_socket = !sv->g.tab.pure_v2 && sv->o.cg2 == CG2_LAZY &&
+	    home->dir[CG_KIND_UNIFIED] != NULL;
+	sv->child_done = sv->filter_gone = 0;
+	sv->started = now_ns();
+	service_start(&sv->o, home, &sv->oldmask, want_socket, sv->o.restart, &sv->st);
+	if (sv->st.notify_fd < 0) {
+		sv->child_done = sv->filter_gone = 1;
+		return -1;
+	}
+	/* the flags go by value, not by pointer */
+	if (sv->o.sync && ioctl(sv->st.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
+		sv->g.sync_wakeup = 1;
+	else if (sv->o.sync)
+		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
+		    strerror(errno));
+	if ((r = gate_init(&sv->g, sv->st.notify_fd)) < 0)
+		fatalx("gate: %s", strerror(-r));
+	/* after the service's fork: it must not inherit the helper's mapping */
+	if (!sv->o.nowarm && !sv->warm_started) {
+		sv->warm_started = 1;
+		if ((r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
+			log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
+	}
+	set_state(sv, ST_RUNNING);
+	log_debug("serving %s (pid %d) from VS %s", sv->o.name, sv->st.pid, sv->o.home);
+	return 0;
+}
+
+/* A stop was asked (SIGTERM, SIGINT, or "stop" on the status socket). */
+static void
+request_stop(struct supervisor *sv, int sig)
+{
+	if (sv->stopping)
+		return;
+	sv->stopping = 1;
+	sv->restart_at = 0;
+	if (sv->st.notify_fd < 0 && sv->child_done) {	/* between runs */
+		sv->done = 1;
+		return;
+	}
+	set_state(sv, ST_STOPPING);
+	if (!sv->child_done)
+		pidfd_send_signal(sv->st.pidfd, sig, NULL, 0);
+	else
+		service_signal_all(sig);
+	sv->kill_at = now_ns() + (uint64_t)sv->o.stop_timeout * 1000000000ull;
+}
+
+/*
+ * The service's main process exited. A managed service (or one being
+ * stopped) takes what it left with it, so that its filter goes away and the
+ * run can end; a service started by hand keeps today's behaviour: its
+ * workers serve on until they exit.
+ */
+static void
+main_exited(struct supervisor *sv)
+{
+	if (!sv->o.restart && !sv->stopping)
+		return;
+	if (service_signal_all(SIGTERM) > 0 && !sv->kill_at)
+		sv->kill_at = now_ns() + (uint64_t)sv->o.stop_timeout * 1000000000ull;
+}
+
+static void
+describe_status(int st, char *buf, size_t len)
+{
+	if (WIFEXITED(st))
+		snprintf(buf, len, "exit %d%s", WEXITSTATUS(st),
+		    WEXITSTATUS(st) == 127 ? " (command not found)" : "");
+	else if (WIFSIGNALED(st))
+		snprintf(buf, len, "signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+	else
+		snprintf(buf, len, "status %d", st);
+}
+
+/* The run is over: every task of the filter is gone. Restart or leave. */
+static void
+run_end(struct supervisor *sv)
+{
+	uint64_t ran_ms = (now_ns() - sv->started) / 1000000;
+	char what[96];
+
+	if (sv->st.notify_fd >= 0) {
+		gate_close_all(&sv->g);
+		close(sv->st.notify_fd);
+		sv->st.notify_fd = -1;
+	}
+	if (sv->st.pidfd >= 0)
+		close(sv->st.pidfd);
+	sv->st.pidfd = -1;
+	sv->kill_at = 0;
+	sv->last_status = sv->st.status;
+	sv->have_last = 1;
+	describe_status(sv->st.status, what, sizeof(what));
+	if (!sv->o.restart || sv->stopping) {
+		log_debug("%s exited (%s)", sv->o.name, what);
+		sv->done = 1;
+		return;
+	}
+	sv->backoff_ms = ran_ms >= RUN_OK_MS || !sv->backoff_ms ? BACKOFF_MIN_MS :
+	    sv->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sv->backoff_ms * 2;
+	sv->restarts++;
+	sv->restart_at = now_ns() + (uint64_t)sv->backoff_ms * 1000000ull;
+	set_state(sv, sv->backoff_ms >= BACKOFF_MAX_MS ? ST_FAILED : ST_RESTARTING);
+	log_warnx("service %s exited (%s) after %llu ms; restart %u in %u ms", sv->o.name, what,
+	    (unsigned long long)ran_ms, sv->restarts, sv->backoff_ms);
+}
+
+/* Fill the poll set: our descriptors, then the listeners with waiters. */
 static size_t
 poll_set(struct supervisor *sv)
 {
-	size_t nl = gate_waiting_listeners(&sv->g, sv->ls, sv->nls), k;
+	int running = sv->st.notify_fd >= 0;
+	size_t nl = running ? gate_waiting_listeners(&sv->g, sv->ls, sv->nls) : 0;
 
 	if (nl > sv->nls) {
 		struct gated_listener **nls_p = realloc(sv->ls, nl * 2 * sizeof(*sv->ls));
@@ -401,12 +405,13 @@ poll_set(struct supervisor *sv)
 		if (nl > sv->nls)
 			nl = sv->nls;
 	}
-	sv->pfd[P_NOTIFY] = (struct pollfd){ .fd = sv->filter_gone ? -1 : sv->g.notify_fd,
-	    .events = POLLIN };
+	sv->pfd[P_NOTIFY] = (struct pollfd){ .fd = !running || sv->filter_gone ? -1 :
+	    sv->st.notify_fd, .events = POLLIN };
 	sv->pfd[P_SIGNAL] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
 	sv->pfd[P_TIMER] = (struct pollfd){ .fd = sv->tfd, .events = POLLIN };
 	sv->pfd[P_STATUS] = (struct pollfd){ .fd = sv->stfd, .events = POLLIN };
-	for (k = 0; k < nl; k++)
+	sv->pfd[P_OUTPUT] = (struct pollfd){ .fd = sv->st.out_fd, .events = POLLIN };
+	for (size_t k = 0; k < nl; k++)
 		sv->pfd[P_FIRST + k] = (struct pollfd){ .fd = sv->ls[k]->fd, .events = POLLIN };
 	return nl;
 }
@@ -422,24 +427,83 @@ on_signals(struct supervisor *sv)
 		pid_t w;
 
 		if (si.ssi_signo != SIGCHLD) {
+			/* a managed service: TERM and INT mean stop, not restart */
+			if (sv->o.restart && (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
+				request_stop(sv, SIGTERM);
+				continue;
+			}
 			/* a terminal's ^C reaches the service's process
 			 * group by itself (SI_KERNEL): forward only sent ones */
 			if (!sv->child_done && si.ssi_signo != SIGPIPE && si.ssi_code != SI_KERNEL)
-				pidfd_send_signal(sv->pidfd, (int)si.ssi_signo, NULL, 0);
+				pidfd_send_signal(sv->st.pidfd, (int)si.ssi_signo, NULL, 0);
 			continue;
 		}
 		while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-			if (w == sv->pid) {
-				sv->status = st;
+			if (w == sv->st.pid && !sv->child_done) {
+				sv->st.status = st;
 				sv->child_done = 1;
+				main_exited(sv);
 			}
 	}
 }
 
+/* A request on the status socket: "status" (or nothing), "refresh", "stop". */
+static void
+on_status(struct supervisor *sv)
+{
+	struct status_info si = {
+		.name = sv->o.name, .managed = sv->o.restart, .restarts = sv->restarts,
+		.since = (long long)sv->since, .last_status = sv->have_last ? sv->last_status : -1,
+	};
+	char cmd[32];
+	uid_t uid;
+	int fd;
+
+	if ((fd = status_accept(sv->stfd, cmd, sizeof(cmd), &uid)) < 0)
+		return;
+	if (strcmp(cmd, "refresh") == 0)
+		gate_refresh(&sv->g, 1);
+	else if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
+		request_stop(sv, SIGTERM);
+	si.pid = sv->st.notify_fd >= 0 || !sv->child_done ? sv->st.pid : 0;
+	si.state = state_names[sv->state];
+	status_reply(&sv->g, fd, &si);
+}
+
+static void
+on_tick(struct supervisor *sv)
+{
+	uint64_t exp, now = now_ns();
+	unsigned np = 100;
+
+	if (read(sv->tfd, &exp, sizeof(exp)) != sizeof(exp))
+		return;
+	if (sv->st.notify_fd >= 0)
+		np = gate_tick(&sv->g);
+	if (sv->kill_at && now >= sv->kill_at) {
+		log_warnx("service %s: still running %u s after SIGTERM; SIGKILL", sv->o.name,
+		    sv->o.stop_timeout);
+		if (!sv->child_done)
+			pidfd_send_signal(sv->st.pidfd, SIGKILL, NULL, 0);
+		service_signal_all(SIGKILL);
+		sv->kill_at = now + 1000000000ull;	/* and again, for late forks */
+	}
+	if (sv->restart_at && now >= sv->restart_at) {
+		sv->restart_at = 0;
+		if (run_start(sv) < 0)
+			run_end(sv);
+	}
+	/* deadlines are checked on ticks: keep them short while one is set */
+	if ((sv->kill_at || sv->restart_at) && np > 100)
+		np = 100;
+	if (np != sv->period)
+		arm_timer(sv->tfd, sv->period = np);
+}
+
 /*
- * The event loop, until the service has exited and no task uses the filter.
- * poll(), not epoll: a task blocked in poll() on the notification fd is woken
- * with the waker's flags, so with --sync-wakeup on
+ * The event loop, until the service has exited for good and no task uses the
+ * filter. poll(), not epoll: a task blocked in poll() on the notification fd
+ * is woken with the waker's flags, so with --sync-wakeup on
  * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
  * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
  * Listeners are in the set only while a thread waits on them: no epoll_ctl
@@ -448,7 +512,7 @@ on_signals(struct supervisor *sv)
 static void
 serve(struct supervisor *sv)
 {
-	while (!(sv->child_done && sv->filter_gone)) {
+	while (!sv->done) {
 		size_t nl = poll_set(sv), k;
 		struct pollfd *pfd;
 		int n;
@@ -470,39 +534,38 @@ serve(struct supervisor *sv)
 			gate_notify(&sv->g);
 		else if (pfd[P_NOTIFY].revents & (POLLHUP | POLLERR))
 			sv->filter_gone = 1;	/* no task uses the filter any more */
+		if (pfd[P_OUTPUT].revents && !service_output(sv->st.out_fd, sv->o.name)) {
+			close(sv->st.out_fd);
+			sv->st.out_fd = -1;
+		}
 		if (pfd[P_SIGNAL].revents & POLLIN)
 			on_signals(sv);
-		if (pfd[P_TIMER].revents & POLLIN) {
-			uint64_t exp;
-			unsigned np;
-
-			if (read(sv->tfd, &exp, sizeof(exp)) == sizeof(exp) &&
-			    (np = gate_tick(&sv->g)) != sv->period)
-				arm_timer(sv->tfd, sv->period = np);
-		}
+		if (pfd[P_TIMER].revents & POLLIN)
+			on_tick(sv);
 		if (pfd[P_STATUS].revents & POLLIN)
-			status_serve(&sv->g, sv->stfd, sv->o.name, sv->pid);
+			on_status(sv);
+		if (sv->st.notify_fd >= 0 && sv->child_done && sv->filter_gone)
+			run_end(sv);
 	}
 }
 
 int
 main(int argc, char **argv)
 {
-	struct supervisor sv = { .stfd = -1 };
-	sigset_t mask;
-	int nfd;
+	struct supervisor sv = { .stfd = -1, .st = { .notify_fd = -1, .out_fd = -1, .pidfd = -1 } };
 
 	parse_opts(argc, argv, &sv.o);
-	log_init(1, sv.o.verbose, "vsd-gate");
+	log_init(!sv.o.syslog, sv.o.verbose, "vsd-gate");
 	gate_setup(&sv);
-	if ((nfd = start_service(&sv, &mask)) < 0)
-		return exit_code(sv.status);
-	serve_setup(&sv, nfd, &mask);
-	log_debug("serving %s (pid %d) from VS %s", sv.o.name, sv.pid, sv.o.home);
+	loop_setup(&sv);
+	if (run_start(&sv) < 0)
+		run_end(&sv);
 	serve(&sv);
+	if (sv.st.out_fd >= 0)
+		while (service_output(sv.st.out_fd, sv.o.name))
+			;
 	gate_close_all(&sv.g);
 	if (sv.o.status)
 		unlink(sv.o.status);
-	log_debug("%s exited with status %d", sv.o.name, exit_code(sv.status));
-	return exit_code(sv.status);
+	return exit_code(sv.last_status);
 }

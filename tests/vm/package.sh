@@ -38,6 +38,24 @@ wait_active() {
 	systemctl status vsd --no-pager | sed 's/^/#   /'
 	return 1
 }
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+# A field of a service's status (vsctl services --json), "" if none.
+svc() {
+	vsctl services --json 2>/dev/null | python3 -c '
+import json, sys
+s = [s for s in json.load(sys.stdin) if s["name"] == sys.argv[1]]
+print(s[0][sys.argv[2]] if s else "")' "$1" "$2"
+}
+# Wait (up to 120 s: TCG) until the service runs.
+wait_service() {
+	local i
+	for i in $(seq 1 240); do
+		[ "$(svc "$1" state)" = running ] && [ "$(svc "$1" pid)" != 0 ] && return 0
+		sleep 0.5
+	done
+	vsctl services
+	return 1
+}
 vs_dir() { echo "/sys/fs/cgroup/vsd.slice/vsd-vsd.scope/vsd/$1"; }
 # The VS a process sits in, from its cgroup2 path.
 vs_of() { sed -n 's|^0::/vsd.slice/vsd-vsd.scope/vsd/||p' "/proc/$1/cgroup"; }
@@ -146,12 +164,26 @@ if [ "$BOOT" = 1 ]; then
 	check "vsd runs after the upgrade" wait_active "$old"
 	is "$(snapshot)" "$before" "after the upgrade: unchanged"
 
-	# A rule file in /etc, applied at boot.
+	# A rule file in /etc, applied at boot, with a declared service (the
+	# tests' echo server, copied onto the VM's own disk).
+	install -m 0755 "$TOP/tests/gate-server" /usr/local/bin/vsd-test-echo
 	cat >/etc/vsd/vsd.rules <<-'EOF'
 	vs booted cpu 10%
+	service echo home booted command "/usr/local/bin/vsd-test-echo -p 9100"
 	EOF
 	check "vsctl reload applies /etc/vsd/vsd.rules" vsctl reload
 	check "the declared VS exists" vsctl show booted
+	check "the declared service runs" wait_service echo
+	sp=$(svc echo pid)
+	is "$(vs_of "$sp")" booted "it sits in its home VS"
+	is "$(systemctl is-active vsd-vsd-echo.service)" active "its supervisor is the unit vsd-vsd-echo.service"
+	check "it answers" "$TOP/tests/gate-client" -p 9100 -n 2
+	check "its output is in its unit's journal" sh -c \
+		"journalctl -u vsd-vsd-echo.service --no-pager | grep -q 'echo: port 9100'"
+	old=$(main_pid)
+	check "systemctl restart vsd, with the service running" systemctl restart vsd
+	check "vsd is back" wait_active "$old"
+	is "$(svc echo pid)" "$sp" "the service keeps its pid across the vsd restart"
 	echo "$p1 $p2" >"$STATE"
 	diag "rebooting"
 	touch "$DEB_DIR/reboot-requested"
@@ -166,10 +198,14 @@ else
 	is "$(cat "$(vs_dir www1)/cpu.weight" 2>/dev/null)" 5000 "www1's share is set again"
 	is "$(cat "$(vs_dir www1)/memory.max" 2>/dev/null)" 536870912 "www1's memory limit is set again"
 	check "www3 is back too" vsctl show www3
+	check "the declared service is back after the reboot" wait_service echo
+	is "$(vs_of "$(svc echo pid)")" booted "in its home VS"
+	check "and answers" "$TOP/tests/gate-client" -p 9100 -n 2
 
 	check "apt purge vsd" env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq vsd
 	# the keeper is the vsd binary too
 	check "no vsd process left (daemon or keeper)" sh -c '! pgrep -x vsd'
+	check "no supervisor or service left" sh -c '! pgrep -f "[v]sd-gate|[v]sd-test-echo"'
 	check "no cgroup left" sh -c '! ls -d /sys/fs/cgroup/vsd.slice/vsd-* 2>/dev/null | grep -q .'
 	check "no pins left" test ! -e /sys/fs/bpf/vsd
 	check "no state left" sh -c 'test ! -e /var/lib/vsd && test ! -e /etc/vsd && test ! -e /run/vsd'

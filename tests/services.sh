@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Declared services (vsrules(5) "service"): vsd starts each under the accept
+# gate at apply, its requests are served in the requester's VS, its output
+# reaches vsd's log; it is restarted with back-off when it dies, adopted
+# (same pids) when vsd is killed or stopped and started again, stopped and
+# started by `vsctl service`, restarted when its command changes, stopped by
+# apply --prune; a command that does not exist is reported with back-off
+# while vsd serves on; a name taken by `vsctl run` is refused.
+. "$(dirname "$0")/lib.sh"
+need_root
+SERVER=$top_builddir/tests/gate-server
+CLIENT=$top_builddir/tests/gate-client
+[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
+
+R=$(mktemp -d /tmp/vsd-services.XXXXXX)
+chmod 0755 "$R"
+on_exit "rm -rf $R"
+PORT=$((30000 + $$ % 20000))
+w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
+
+# svc NAME EXPR: a field of the service's status (vsctl services --json)
+svc() {
+	vsctl services --json | json "[s for s in d if s['name'] == '$1'][0]$2" 2>/dev/null
+}
+# wait_until CMD...: up to 10 s (the VM tier is slow)
+wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
+running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
+# served_in FILE VS: every answer in FILE came from a thread in VS
+served_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]"; }
+quiet() { "$@" >/dev/null 2>&1; }
+# the test server's processes on our port (the [g] keeps a shell running
+# this pattern from matching itself)
+server_procs() { pgrep -f "[g]ate-server -p $PORT( |\$)"; }
+no_server() { ! server_procs >/dev/null; }
+
+vsd_start || { fail "vsd starts"; done_testing; }
+on_exit "pkill -KILL -f -- '$SERVER -p $PORT'"
+
+w one.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT"
+E
+out=$(vsctl apply "$R/one.rules")
+like "$out" "started service echo" "apply starts the declared service"
+check "it runs within 10 s" wait_until running echo
+SPID=$(svc echo "['pid']")
+SUP=$(svc echo "['supervisor']")
+[ -n "$SPID" ] && [ -n "$SUP" ] || { fail "vsctl services shows the service's pids"; done_testing; }
+is "$(svc echo "['managed']")" True "it is vsd's (managed), with home $(svc echo "['home']")"
+check "its process sits in its home VS" in_vs "$SPID" base
+check "its output reaches vsd's log" wait_until grep -q "echo: port $PORT" "$VSD_TMP/vsd.log"
+
+# --- under the accept gate: requests served in the requester's VS
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c1"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c2"
+check "www1's requests are served in www1" served_in "$R/c1" www1
+check "www2's requests are served in www2" served_in "$R/c2" www2
+
+# --- killed: back within a second, the restart counted
+kill -KILL "$SPID"
+t0=$(date +%s%N)
+wait_until sh -c "[ \"\$(\"$VSCTL\" services --json | grep -o '\"pid\": [0-9]*' | head -1)\" != '\"pid\": $SPID' ] && [ \"\$(\"$VSCTL\" services --json | grep -o '\"state\": \"[a-z]*\"')\" = '\"state\": \"running\"' ]"
+t1=$(date +%s%N)
+NPID=$(svc echo "['pid']")
+diag "killed $SPID; $NPID serves after $(((t1 - t0) / 1000000)) ms"
+check "SIGKILLed, the service is back within a second" [ "$NPID" != "$SPID" ] && [ $((t1 - t0)) -lt 1000000000 ]
+is "$(svc echo "['restarts']")" 1 "vsctl services counts the restart"
+is "$(svc echo "['last_exit']")" '{"signal": 9}' "and says how it ended"
+like "$(vsctl services)" "^echo +running +$NPID +1 +base" "the table shows state, pid and restarts"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 3 -v > "$R/c3"
+check "the restarted service is gated too" served_in "$R/c3" www2
+
+# --- vsd killed or stopped, then started: the service is adopted, not restarted
+vsd_stop KILL
+check "with vsd gone the service still answers" "$CLIENT" -p "$PORT" -n 2
+vsd_start || fail "vsd starts again"
+is "$(svc echo "['pid']") $(svc echo "['supervisor']")" "$NPID $SUP" "vsd killed and started: the same service and supervisor pids"
+like "$(cat "$VSD_TMP/vsd.log")" "service echo: adopted its running supervisor \(pid $SUP\)" "vsd says it adopted it"
+vsd_stop TERM
+vsd_start || fail "vsd starts again"
+is "$(svc echo "['pid']")" "$NPID" "vsd stopped and started: the same service pid"
+
+# --- a supervisor that dies is started again by vsd
+kill -KILL "$SUP"
+check "a killed supervisor is started again by vsd" wait_until sh -c "! kill -0 $NPID 2>/dev/null" 
+check "with a new service" wait_until running echo
+SUP2=$(svc echo "['supervisor']")
+check "under a new supervisor" [ -n "$SUP2" ] && [ "$SUP2" != "$SUP" ]
+
+# --- vsctl service stop / start / restart
+SPID=$(svc echo "['pid']")
+check "vsctl service stop" quiet vsctl service stop echo
+check "stops the service and its supervisor" wait_until sh -c "! kill -0 $SPID 2>/dev/null && ! kill -0 $SUP2 2>/dev/null"
+check "the port is closed" wait_until sh -c "! '$CLIENT' -p $PORT -n 1 >/dev/null 2>&1"
+vsd_stop TERM
+vsd_start || fail "vsd starts again"
+check "a stopped service stays stopped across a vsd restart" no_server
+check "vsctl service start" quiet vsctl service start echo
+check "starts it again" wait_until running echo
+out=$(vsctl service stop nosuch 2>&1)
+like "$out" "no declared service 'nosuch'" "an unknown service is an error"
+
+# --- the command changed: restarted with the new one
+SPID=$(svc echo "['pid']")
+w two.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT -T 2"
+E
+out=$(vsctl apply --dry-run "$R/two.rules")
+like "$out" "restart service echo \(command changed\)" "dry run: the service would be restarted"
+check "dry run changes nothing" [ "$(svc echo "['pid']")" = "$SPID" ]
+out=$(vsctl apply "$R/two.rules")
+like "$out" "restarted service echo" "apply of a changed command restarts it"
+check "with a new process" wait_until sh -c "! kill -0 $SPID 2>/dev/null"
+check "that runs" wait_until running echo
+check "the new command" grep -q -- "-T 2" "/proc/$(svc echo "['pid']")/cmdline"
+
+# --- a command that does not exist: reported, with back-off; vsd serves on
+w three.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT -T 2"
+service broken home base command "/nonexistent/cmd --x"
+E
+check "apply with a service whose command does not exist" quiet vsctl apply "$R/three.rules"
+sleep 3
+n=$(svc broken "['restarts']")
+diag "in 3 s: $n restarts of the broken service"
+check "it is retried with back-off (2 to 6 restarts in 3 s, not dozens)" [ "$n" -ge 2 ] && [ "$n" -le 6 ]
+is "$(svc broken "['last_exit']")" '{"code": 127}' "vsctl services shows its exit code 127"
+like "$(svc broken "['state']")" "restarting|failed" "and that it is restarting"
+like "$(cat "$VSD_TMP/vsd.log")" "/nonexistent/cmd: not found" "the log has the shell's message"
+like "$(cat "$VSD_TMP/vsd.log")" "service broken exited \(exit 127 \(command not found\)\)" "and the supervisor's"
+check "vsd serves on" quiet vsctl list
+check "the other service serves on" "$CLIENT" -p "$PORT" -n 2
+
+# --- a name held by a service started by hand is refused
+"$VSCTL" run --home base --name byhand -- "$SERVER" -p $((PORT + 1)) > /dev/null 2>&1 &
+HAND=$!
+on_exit "kill $HAND"
+wait_until sh -c "'$VSCTL' services | grep -q '^byhand '"
+w four.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service byhand home base command "sleep 100"
+E
+out=$(vsctl apply "$R/four.rules" 2>&1)
+like "$out" "four.rules:4:9: service byhand: a service of that name runs already, started by hand" \
+	"apply refuses a name taken by vsctl run"
+kill "$HAND"; wait "$HAND" 2>/dev/null
+
+# --- apply --prune: undeclared services stop; nothing of them is left
+SPID=$(svc echo "['pid']"); SUP=$(svc echo "['supervisor']")
+BSUP=$(svc broken "['supervisor']")
+w five.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+E
+out=$(vsctl apply "$R/five.rules")
+check "without --prune the services stay" [ "$(svc echo "['pid']")" = "$SPID" ]
+out=$(vsctl apply --prune "$R/five.rules")
+like "$out" "stopped service echo" "apply --prune stops the undeclared service"
+check "its process, its supervisor and the broken one's are gone" \
+	wait_until sh -c "! kill -0 $SPID 2>/dev/null && ! kill -0 $SUP 2>/dev/null && ! kill -0 $BSUP 2>/dev/null"
+check "no process of the service is left" no_server
+check "no status socket is left" sh -c "! ls $VSD_TMP/gates/*.sock 2>/dev/null | grep -q ."
+is "$(vsctl services --json)" "[]" "vsctl services lists none"
+done_testing

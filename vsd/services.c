@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The declared services' supervisors, from vsd's side: see services.h.
+ * The state file "services" has one line per service:
+ *   NAME HOME held|- COMMAND
+ * with the command last, escaped (\\, \n, \t) so that it stays one line.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/close_range.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "rules/rules.h"
+#include "scope.h"
+#include "services.h"
+#include "vsd.h"
+
+#define RESPAWN_MIN_MS	200
+#define RESPAWN_MAX_MS	30000
+#define SVC_FILE	"services"
+/* a supervisor systemd started answers on its status socket within this */
+#define ADOPT_TIMEOUT_MS	30000
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* <dir of the control socket>/gates[/NAME.sock] */
+static int
+status_path(const struct vsd *d, const char *name, char *buf, size_t len)
+{
+	const char *slash = strrchr(d->socket_path, '/');
+	int n = slash ? (int)(slash - d->socket_path) : 1;
+
+	if (!name)
+		return path_fmt(buf, len, "%.*s/gates", n, slash ? d->socket_path : ".");
+	return path_fmt(buf, len, "%.*s/gates/%s.sock", n, slash ? d->socket_path : ".", name);
+}
+
+/*
+ * One request to a supervisor's status socket; its JSON reply in out.
+ * 0, or -errno (-ECONNREFUSED/-ENOENT: nobody answers there).
+ */
+static int
+ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	struct timeval tv = { 2, 0 };
+	char path[PATH_MAX], chunk[4096];
+	ssize_t n;
+	int fd, r = 0;
+
+	if (status_path(d, name, path, sizeof(path)) < 0 || strlen(path) >= sizeof(sun.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sun.sun_path, path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
+	    dprintf(fd, "%s\n", cmd) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
+		if (out)
+			buf_add(out, chunk, (size_t)n);
+	if (n < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/* A number after "key": in the supervisor's own JSON (status.c), -1 if none. */
+static long long
+json_num(const char *js, const char *key)
+{
+	char pat[64];
+	const char *p;
+
+	snprintf(pat, sizeof(pat), "\"%s\": ", key);
+	return js && (p = strstr(js, pat)) ? strtoll(p + strlen(pat), NULL, 10) : -1;
+}
+
+static struct svc *
+svc_find(struct vsd *d, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->svcs.n; i++)
+		if (strcmp(d->svcs.v[i].name, name) == 0)
+			return &d->svcs.v[i];
+	return NULL;
+}
+
+static struct svc *
+svc_add(struct vsd *d, const char *name, const char *home, const char *command)
+{
+	struct svc *nv = realloc(d->svcs.v, (d->svcs.n + 1) * sizeof(*nv)), *s;
+
+	if (!nv)
+		return NULL;
+	d->svcs.v = nv;
+	s = &nv[d->svcs.n];
+	memset(s, 0, sizeof(*s));
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	snprintf(s->home, sizeof(s->home), "%s", home);
+	if (!(s->command = strdup(command)))
+		return NULL;
+	s->pidfd = -1;
+	d->svcs.n++;
+	return s;
+}
+
+static void
+svc_del(struct vsd *d, struct svc *s)
+{
+	size_t i = (size_t)(s - d->svcs.v);
+
+	if (s->pidfd >= 0)
+		close(s->pidfd);
+	free(s->command);
+	free(s->next_home);
+	free(s->next_command);
+	memmove(s, s + 1, (d->svcs.n - i - 1) * sizeof(*s));
+	d->svcs.n--;
+}
+
+static int
+svc_save(struct vsd *d)
+{
+	struct buf b = { 0 };
+	size_t i;
+	int r;
+
+	for (i = 0; i < d->svcs.n; i++) {
+		const struct svc *s = &d->svcs.v[i];
+		const char *c;
+
+		buf_printf(&b, "%s %s %s ", s->name, s->home, s->held ? "held" : "-");
+		for (c = s->command; *c; c++) {
+			if (*c == '\\')
+				buf_printf(&b, "\\\\");
+			else if (*c == '\n')
+				buf_printf(&b, "\\n");
+			else if (*c == '\t')
+				buf_printf(&b, "\\t");
+			else
+				buf_add(&b, c, 1);
+		}
+		buf_printf(&b, "\n");
+	}
+	r = write_file_atomic(d->state_dir, SVC_FILE, b.p ? b.p : "", b.len);
+	if (r < 0)
+		log_warnx("cannot save the services in %s: %s", d->state_dir, strerror(-r));
+	buf_free(&b);
+	return r;
+}
+
+static void
+unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (*s == '\\' && s[1]) {
+			s++;
+			*w++ = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+int
+svc_load(struct vsd *d)
+{
+	char path[PATH_MAX], *line, *save = NULL;
+	char *data;
+	struct stat st;
+	FILE *f;
+	int n = 0;
+
+	if (path_fmt(path, sizeof(path), "%s/%s", d->state_dir, SVC_FILE) < 0)
+		return -ENAMETOOLONG;
+	if (!(f = fopen(path, "re")))
+		return errno == ENOENT ? 0 : -errno;
+	if (fstat(fileno(f), &st) < 0 || st.st_size > 16 * 1024 * 1024 ||
+	    !(data = calloc(1, (size_t)st.st_size + 1))) {
+		fclose(f);
+		return -EFBIG;
+	}
+	if (fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		fclose(f);
+		free(data);
+		return -EIO;
+	}
+	fclose(f);
+	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char name[64], home[64], held[8];
+		struct svc *s;
+		int off = 0;
+
+		n++;
+		if (sscanf(line, "%63s %63s %7s %n", name, home, held, &off) != 3 || !off ||
+		    !vs_name_valid(name) || !vs_name_valid(home) || svc_find(d, name)) {
+			log_warnx("%s:%d: not a service line; skipped", path, n);
+			continue;
+		}
+		unescape(line + off);
+		if (!(s = svc_add(d, name, home, line + off)))
+			break;
+		s->held = strcmp(held, "held") == 0;
+	}
+	free(data);
+	return 0;
+}
+
+/* In the child: leave vsd's cgroup for <root>/.daemon where there is one. */
+static void
+join_daemon_leaf(const struct vsd *d)
+{
+	char dir[PATH_MAX];
+	int h;
+
+	for (h = 0; h < d->cg.nhier; h++) {
+		if (path_fmt(dir, sizeof(dir), "%s/%s", d->cg.hier[h].base, CG_DAEMON_LEAF) < 0 ||
+		    access(dir, F_OK) < 0)
+			continue;
+		cg_write(dir, "cgroup.procs", "0");
+	}
+}
+
+/* The unit a systemd host runs s's supervisor in. */
+static int
+unit_name(const struct vsd *d, const struct svc *s, char *buf, size_t len)
+{
+	return path_fmt(buf, len, "vsd-%s-%s.service", d->cg.root, s->name);
+}
+
+/*
+ * Start the supervisor of s. On a systemd host (where the VSs have their
+ * scope) systemd starts it, as the transient unit vsd-<root>-<name>.service
+ * in vsd.slice: so it runs outside vsd.service's sandbox and cgroup, and its
+ * output goes to that unit's journal; we learn its pid from its status
+ * socket (svc_tick). Elsewhere we fork it, and it leaves our cgroup for
+ * <root>/.daemon where there is one.
+ */
+static int
+spawn(struct vsd *d, struct svc *s)
+{
+	char exe[PATH_MAX], status[PATH_MAX], dir[PATH_MAX], unit[NAME_MAX], desc[128];
+	int by_systemd = scope_wanted(&d->cg), st, r;
+	sigset_t all;
+	pid_t pid;
+
+	gate_exe_path(exe, sizeof(exe));
+	if ((r = status_path(d, NULL, dir, sizeof(dir))) < 0 ||
+	    (r = status_path(d, s->name, status, sizeof(status))) < 0 ||
+	    (r = unit_name(d, s, unit, sizeof(unit))) < 0)
+		return r;
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	snprintf(desc, sizeof(desc), "vsd service %s (accept gate, home VS %s)", s->name, s->home);
+	if ((pid = fork()) < 0)
+		return -errno;
+	if (pid == 0) {
+		char *argv[] = { "systemd-run", "--quiet", "--collect", "--slice=vsd.slice",
+			"--unit", unit, "--description", desc,
+			exe, "--restart", "--home", s->home, "--name", s->name,
+			"--socket", (char *)d->socket_path, "--status", status,
+			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr", "--",
+			"/bin/sh", "-c", s->command, NULL };
+		char **args = by_systemd ? argv : argv + 8;
+		int null;
+
+		setsid();
+		if (!by_systemd)
+			join_daemon_leaf(d);
+		/* nothing of vsd's: not its lock, its sockets or its BPF objects */
+		close_range(3, ~0U, 0);
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 ||
+		    (d->log_syslog && !by_systemd && dup2(null, 2) < 0))
+			_exit(126);
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(args[0], args);
+		fprintf(stderr, "vsd: cannot start %s for service %s: %s\n", args[0], s->name,
+			strerror(errno));
+		_exit(127);
+	}
+	s->stopping = 0;
+	s->respawn_at = 0;
+	s->spawned_at = mono_ns();
+	if (!by_systemd) {
+		s->spid = pid;
+		s->pidfd = pidfd_open(pid, 0);
+		log_info("service %s: started (supervisor pid %d, home %s)", s->name, (int)pid,
+			 s->home);
+		return 0;
+	}
+	/* SIGCHLD is blocked (vsd reads it from a signalfd): no one else reaps it */
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		log_warnx("service %s: systemd-run could not start %s (status 0x%x)", s->name,
+			  unit, st);
+		return -ECHILD;
+	}
+	s->adopt_until = mono_ns() + ADOPT_TIMEOUT_MS * 1000000ull;
+	log_info("service %s: systemd starts it as %s (home %s)", s->name, unit, s->home);
+	return 0;
+}
+
+/*
+ * The supervisor answering on s's status socket, if it is one of ours: its
+ * pid through a pidfd opened before a second status request confirms it
+ * still answers (a recycled pid never passes).
+ */
+static int
+adopt(struct vsd *d, struct svc *s)
+{
+	struct buf a = { 0 }, b = { 0 };
+	long long spid, spid2;
+	int fd = -1, r = -ESRCH;
+
+	if (ask(d, s->name, "status", &a) < 0 || !a.p)
+		goto out;
+	spid = json_num(a.p, "supervisor");
+	if (!strstr(a.p, "\"managed\": true") || spid <= 0) {
+		r = -EEXIST;	/* started by hand */
+		goto out;
+	}
+	if ((fd = pidfd_open((pid_t)spid, 0)) < 0)
+		goto out;
+	if (ask(d, s->name, "status", &b) < 0 || (spid2 = json_num(b.p, "supervisor")) != spid) {
+		close(fd);
+		goto out;
+	}
+	s->pidfd = fd;
+	s->spid = (pid_t)spid;
+	s->spawned_at = mono_ns();
+	r = 0;
+out:
+	buf_free(&a);
+	buf_free(&b);
+	return r;
+}
+
+void
+svc_adopt_all(struct vsd *d)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < d->svcs.n; i++) {
+		struct svc *s = &d->svcs.v[i];
+
+		if ((r = adopt(d, s)) == 0) {
+			log_info("service %s: adopted its running supervisor (pid %d)", s->name,
+				 (int)s->spid);
+			continue;
+		}
+		if (r == -EEXIST) {
+			log_warnx("service %s: a service of that name was started by hand "
+				  "(vsctl run); not starting it", s->name);
+			continue;
+		}
+		if (!s->held && (r = spawn(d, s)) < 0)
+			log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+	}
+}
+
+/* s has a supervisor, or systemd is starting one. */
+static int
+has_supervisor(const struct svc *s)
+{
+	return s->pidfd >= 0 || s->adopt_until;
+}
+
+/* Ask s's supervisor to stop; it stops the service (SIGTERM, then SIGKILL). */
+static void
+stop(struct vsd *d, struct svc *s)
+{
+	s->respawn_at = 0;
+	if (s->pidfd < 0 && !s->adopt_until)
+		return;
+	s->stopping = 1;
+	if (s->pidfd < 0)	/* systemd is starting it: asked once it answers */
+		return;
+	if (ask(d, s->name, "stop", NULL) < 0)
+		pidfd_send_signal(s->pidfd, SIGTERM, NULL, 0);
+	log_info("service %s: stopping", s->name);
+}
+
+/* Once s has no supervisor: forget it, or start it (with new settings). */
+static void
+stopped(struct vsd *d, struct svc *s)
+{
+	int r;
+
+	if (s->forget) {
+		log_info("service %s: stopped and removed", s->name);
+		svc_del(d, s);
+		svc_save(d);
+		return;
+	}
+	if (s->next_command) {
+		free(s->command);
+		s->command = s->next_command;
+		snprintf(s->home, sizeof(s->home), "%s", s->next_home);
+		free(s->next_home);
+		s->next_command = s->next_home = NULL;
+		svc_save(d);
+	}
+	if (!s->held && (r = spawn(d, s)) < 0)
+		log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+}
+
+int
+svc_check(struct vsd *d, const struct rules *rs, struct buf *errs)
+{
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < rs->nservices; i++) {
+		const struct rules_service *x = &rs->services[i];
+		struct buf a = { 0 };
+
+		if (svc_find(d, x->name))
+			continue;
+		if (ask(d, x->name, "status", &a) == 0 && a.p) {
+			buf_printf(errs, "%s:%d:%d: service %s: a service of that name runs "
+				   "already, started by hand (vsctl run); stop it first\n",
+				   x->loc.file, x->loc.line, x->loc.col, x->name);
+			bad = 1;
+		}
+		buf_free(&a);
+	}
+	return bad ? -EEXIST : 0;
+}
+
+static const char *
+home_of(const struct rules *rs, const struct rules_service *x)
+{
+	return rs->vs[x->home].name;
+}
+
+void
+svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
+{
+	size_t i;
+
+	for (i = 0; i < rs->nservices; i++) {
+		const struct rules_service *x = &rs->services[i];
+		struct svc *s = svc_find(d, x->name);
+
+		if (!s)
+			buf_printf(out, "start service %s (home %s)\n", x->name, home_of(rs, x));
+		else if (strcmp(s->home, home_of(rs, x)) != 0 || strcmp(s->command, x->command) != 0)
+			buf_printf(out, "restart service %s (%s changed)\n", x->name,
+				   strcmp(s->home, home_of(rs, x)) ? "home" : "command");
+	}
+	for (i = 0; prune && i < d->svcs.n; i++)
+		if (rules_service_index(rs, d->svcs.v[i].name) < 0)
+			buf_printf(out, "stop service %s\n", d->svcs.v[i].name);
+}
+
+int
+svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < rs->nservices; i++) {
+		const struct rules_service *x = &rs->services[i];
+		const char *home = home_of(rs, x);
+		struct svc *s = svc_find(d, x->name);
+
+		if (!s) {
+			if (!(s = svc_add(d, x->name, home, x->command)))
+				return -ENOMEM;
+			if ((r = spawn(d, s)) < 0)
+				log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+			buf_printf(out, "started service %s\n", x->name);
+			continue;
+		}
+		s->forget = 0;
+		if (strcmp(s->home, home) == 0 && strcmp(s->command, x->command) == 0)
+			continue;
+		free(s->next_home);
+		free(s->next_command);
+		s->next_home = strdup(home);
+		s->next_command = strdup(x->command);
+		if (!s->next_home || !s->next_command)
+			return -ENOMEM;
+		buf_printf(out, "restarted service %s\n", x->name);
+		if (has_supervisor(s))
+			stop(d, s);
+		else
+			stopped(d, s);
+	}
+	for (i = 0; prune && i < d->svcs.n; i++) {
+		struct svc *s = &d->svcs.v[i];
+
+		if (rules_service_index(rs, s->name) >= 0)
+			continue;
+		buf_printf(out, "stopped service %s\n", s->name);
+		s->forget = 1;
+		if (has_supervisor(s)) {
+			stop(d, s);
+		} else {
+			svc_del(d, s);
+			i--;
+		}
+	}
+	return svc_save(d);
+}
+
+void
+svc_refresh_all(struct vsd *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->svcs.n; i++)
+		if (d->svcs.v[i].pidfd >= 0 && !d->svcs.v[i].stopping)
+			ask(d, d->svcs.v[i].name, "refresh", NULL);
+}
+
+size_t
+svc_pollfds(struct vsd *d, struct pollfd *pfd, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < d->svcs.n && n < max; i++)
+		if (d->svcs.v[i].pidfd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = d->svcs.v[i].pidfd, .events = POLLIN };
+	return n;
+}
+
+/* A supervisor exited: as asked, or it died (then start it again, with back-off). */
+static void
+exited(struct vsd *d, struct svc *s)
+{
+	uint64_t ran_ms = (mono_ns() - s->spawned_at) / 1000000;
+
+	close(s->pidfd);
+	s->pidfd = -1;
+	if (s->stopping) {
+		s->stopping = 0;
+		stopped(d, s);
+		return;
+	}
+	s->backoff_ms = ran_ms >= 10000 || !s->backoff_ms ? RESPAWN_MIN_MS :
+	    s->backoff_ms * 2 > RESPAWN_MAX_MS ? RESPAWN_MAX_MS : s->backoff_ms * 2;
+	s->respawns++;
+	s->respawn_at = mono_ns() + (uint64_t)s->backoff_ms * 1000000ull;
+	log_warnx("service %s: its supervisor (pid %d) exited after %llu ms; starting it again "
+		  "in %u ms", s->name, (int)s->spid, (unsigned long long)ran_ms, s->backoff_ms);
+}
+
+void
+svc_events(struct vsd *d, const struct pollfd *pfd, size_t n)
+{
+	size_t k, i;
+
+	for (k = 0; k < n; k++) {
+		if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		for (i = 0; i < d->svcs.n; i++)
+			if (d->svcs.v[i].pidfd == pfd[k].fd) {
+				exited(d, &d->svcs.v[i]);
+				break;
+			}
+	}
+}
+
+int
+svc_timeout_ms(struct vsd *d)
+{
+	uint64_t now = mono_ns(), first = 0;
+	size_t i;
+
+	for (i = 0; i < d->svcs.n; i++) {
+		if (d->svcs.v[i].adopt_until)	/* ask its status socket every 50 ms */
+			return 50;
+		if (d->svcs.v[i].respawn_at && (!first || d->svcs.v[i].respawn_at < first))
+			first = d->svcs.v[i].respawn_at;
+	}
+	if (!first)
+		return -1;
+	return first <= now ? 0 : (int)((first - now) / 1000000 + 1);
+}
+
+void
+svc_tick(struct vsd *d)
+{
+	uint64_t now = mono_ns();
+	size_t i;
+	int r;
+
+	for (i = 0; i < d->svcs.n; i++) {
+		struct svc *s = &d->svcs.v[i];
+
+		if (s->adopt_until) {
+			if (adopt(d, s) == 0) {
+				s->adopt_until = 0;
+				log_info("service %s: started (supervisor pid %d)", s->name,
+					 (int)s->spid);
+				if (s->stopping && ask(d, s->name, "stop", NULL) < 0)
+					pidfd_send_signal(s->pidfd, SIGTERM, NULL, 0);
+			} else if (now > s->adopt_until) {
+				s->adopt_until = 0;
+				s->respawn_at = now + RESPAWN_MAX_MS * 1000000ull;
+				log_warnx("service %s: its supervisor did not answer within %d ms; "
+					  "trying again in %d ms", s->name, ADOPT_TIMEOUT_MS,
+					  RESPAWN_MAX_MS);
+			}
+			continue;
+		}
+		if (!s->respawn_at || s->respawn_at > now)
+			continue;
+		s->respawn_at = 0;
+		if (!s->held && (r = spawn(d, s)) < 0)
+			log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+	}
+}
+
+void
+svc_free(struct vsd *d)
+{
+	while (d->svcs.n)
+		svc_del(d, &d->svcs.v[d->svcs.n - 1]);
+	free(d->svcs.v);
+	d->svcs.v = NULL;
+}
+
+int
+cmd_service(struct vsd *d, const struct request *req, struct reply *rep)
+{
+	const char *action = req_get(req, "action"), *name = req_get(req, "name");
+	struct svc *s;
+	int r;
+
+	if (!action || !name)
+		return reply_err(rep, -EINVAL, "usage: service start|stop|restart NAME");
+	if (!(s = svc_find(d, name)))
+		return reply_err(rep, -ENOENT, "no declared service '%s' (a rule file's "
+				 "service line; services started with vsctl run are stopped "
+				 "with a signal to their vsd-gate)", name);
+	if (strcmp(action, "stop") == 0) {
+		s->held = 1;
+		stop(d, s);
+	} else if (strcmp(action, "start") == 0) {
+		s->held = 0;
+		if (!has_supervisor(s) && (r = spawn(d, s)) < 0)
+			return reply_err(rep, r, "service %s: cannot start: %s", name, strerror(-r));
+	} else if (strcmp(action, "restart") == 0) {
+		s->held = 0;
+		if (has_supervisor(s))
+			stop(d, s);
+		else if ((r = spawn(d, s)) < 0)
+			return reply_err(rep, r, "service %s: cannot start: %s", name, strerror(-r));
+	} else {
+		return reply_err(rep, -EINVAL, "service: unknown action '%s' (start, stop or "
+				 "restart)", action);
+	}
+	svc_save(d);
+	buf_printf(&rep->out, "service %s: %s\n", name, strcmp(action, "stop") == 0 ?
+		   "stopping" : strcmp(action, "start") == 0 ? "started" : "restarting");
+	return 0;
+}

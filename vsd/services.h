@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The services a rule file declares: vsd starts each under the accept gate
+ * (a vsd-gate supervisor with --restart, exactly what `vsctl run` starts by
+ * hand), keeps the list in the state directory, adopts running supervisors
+ * when it starts, starts a supervisor again when one dies, and stops those
+ * the file no longer declares (apply --prune) or whose command or home
+ * changed (then starts them again).
+ *
+ * The supervisor restarts the service itself (with back-off) and answers
+ * on its status socket, <run dir>/gates/NAME.sock: vsd asks it "status",
+ * "refresh" (after an apply) and "stop". It never lives in vsd's own cgroup
+ * or sandbox: on a systemd host systemd starts it as the transient unit
+ * vsd-<root>-NAME.service; elsewhere vsd forks it into <root>/.daemon (or
+ * leaves it where vsd runs, on hosts without that leaf). So stopping vsd
+ * (systemctl stop kills the unit's cgroup) leaves it and the service running.
+ */
+#ifndef VSD_SERVICES_H
+#define VSD_SERVICES_H
+
+#include <poll.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/buf.h"
+#include "lib/util.h"
+
+struct vsd;
+struct rules;
+struct request;
+struct reply;
+
+struct svc {
+	char	 name[VS_NAME_MAX + 1];
+	char	 home[VS_NAME_MAX + 1];
+	char	*command;
+	int	 held;		/* stopped by "vsctl service stop": not started again */
+	/* the running supervisor */
+	int	 pidfd;		/* -1: none */
+	pid_t	 spid;
+	int	 stopping;	/* we asked it to stop */
+	int	 forget;	/* ...and then forget the service (no longer declared) */
+	char	*next_home, *next_command;	/* ...and then start it with these */
+	uint64_t respawn_at;	/* monotonic ns; 0: not waiting */
+	uint64_t adopt_until;	/* systemd starts it: look for it until then */
+	unsigned backoff_ms, respawns;
+	uint64_t spawned_at;
+};
+
+struct svc_set {
+	struct svc *v;
+	size_t	 n;
+};
+
+/* The list in the state directory ("services"); 0 or -errno. */
+int svc_load(struct vsd *d);
+/* Adopt every listed service's running supervisor, or start one. */
+void svc_adopt_all(struct vsd *d);
+
+/*
+ * Make the running services match rs (called by an apply after its VS steps
+ * succeeded): start the new ones, restart changed ones, stop undeclared
+ * ones if prune. Check first with svc_check: a name held by a service
+ * started by hand (`vsctl run`) is refused. Reports to out, one line each.
+ */
+int svc_check(struct vsd *d, const struct rules *rs, struct buf *errs);
+void svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out);
+int svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out);
+
+/* Ask every supervisor to refresh its VS table and rules now. */
+void svc_refresh_all(struct vsd *d);
+
+/* The event loop's part: pidfds to poll, what happened, the next deadline. */
+size_t svc_pollfds(struct vsd *d, struct pollfd *pfd, size_t max);
+void svc_events(struct vsd *d, const struct pollfd *pfd, size_t n);
+int svc_timeout_ms(struct vsd *d);	/* -1: none */
+void svc_tick(struct vsd *d);
+void svc_free(struct vsd *d);
+
+/* "service start|stop|restart NAME" */
+int cmd_service(struct vsd *d, const struct request *req, struct reply *rep);
+
+#endif

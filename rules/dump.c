@@ -3,6 +3,9 @@
  * The compiled rules in a stable text form: what `vsctl check --dump` shows
  * and what the golden tests compare. For small files it also prints every
  * gate decision, so a test sees what the accept gate would do.
+ *
+ * rules_write() writes them as a rule file again: what vsd hands the accept
+ * gate's supervisors, which load it with rules_load_buffer().
  */
 #include "config.h"
 
@@ -129,4 +132,29 @@ rules_dump(const struct rules *rs, struct buf *b)
 			   r->loc.file, r->loc.line, r->loc.col);
 	}
 	decisions(rs, b);
+}
+
+void
+rules_write(const struct rules *rs, struct buf *b)
+{
+	char t[32];
+	size_t i;
+
+	buf_printf(b, "# the compiled rules: every VS with its share and priority, every\n"
+		   "# rule expanded, in precedence order (rules_write)\n");
+	for (i = 0; i < rs->nvs; i++)
+		buf_printf(b, "vs %s cpu %s priority %u\n", rs->vs[i].name,
+			   fmt_percent(rs->vs[i].cpu, t, sizeof(t)), rs->vs[i].priority);
+	for (i = 0; i < rs->nrules; i++) {
+		const struct rules_rule *r = &rs->rules[i];
+
+		buf_printf(b, "(%s, ", rules_gate_name(r->gate));
+		pat(rs, b, &r->caller);
+		if (r->has_req) {
+			buf_printf(b, ", req = ");
+			pat(rs, b, &r->req);
+		}
+		buf_printf(b, ") => (%s)\n", r->action == RULES_TO_VS ?
+			   rs->vs[r->target].name : rules_action_name(r->action));
+	}
 }

@@ -70,14 +70,18 @@ static struct rules_decision
 query(const struct rules *rs, enum rules_gate g, int ci, const char *cname, int ri,
       const char *rname)
 {
-	struct rules_decision none = { RULES_STAY, ci, -1 };
+	/* the paper's default rules: (accept, *, req = *) => (requester),
+	 * (socket, *) => (creator), (fork, *) => (creator) */
+	struct rules_decision none = { RULES_TO_REQUESTER, ri, -1 };
 	size_t i = 0, j = 0, k;
 
 	if ((unsigned)g >= RULES_GATE_MAX)
-		return none;
+		return (struct rules_decision){ RULES_STAY, ci, -1 };
 	if (g != RULES_GATE_ACCEPT) {
 		none.action = RULES_TO_CREATOR;
 		none.vs = -1;
+	} else if (ri < 0 && !rname) {
+		none.action = RULES_TO_HOME;	/* nobody to rebind to */
 	}
 	if (ci >= 0 && (size_t)ci < rs->nvs) {
 		const struct rules_list *a = &rs->by_caller[g][ci];

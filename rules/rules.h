@@ -2,8 +2,7 @@
 /*
  * The rules library: loads a rule file (vsrules(5)), checks it and compiles
  * it into a struct rules that vsd applies (VSs, limits, socket gate
- * settings). The gates do not consult it yet: vsd-gate always serves the
- * requester's VS (the default accept rule); below is how they are meant to.
+ * settings, socket rules, services) and the accept gate decides by.
  *
  * Loading never changes anything outside the library, needs no daemon and no
  * privilege, and reports every error of the file (and its includes) at once,
@@ -16,21 +15,23 @@
  *
  * How the gates use it:
  *  - vsd keeps the rules of the file applied last in struct vsd's `rules`
- *    (vsd/apply.c); it replaces the pointer (and frees the old rules) only
+ *    (vsd/applied.c); it replaces the pointer (and frees the old rules) only
  *    after a whole apply succeeded. A struct rules never changes once loaded,
- *    so queries need no lock; a gate in another thread must not use it across
- *    a replacement (hold its own reference: load the file itself, or copy what
- *    it needs).
+ *    so queries need no lock. The accept gate's supervisors, other
+ *    processes, load their own copy from rules_write()'s text, which vsd
+ *    hands them (gates/accept/decide.c).
  *  - vsd's VS ids (struct vs.id, the BPF maps' vs_id) are not the library's
  *    indices: map them by name, once per VS, with rules_vs_index(); a VS the
  *    file does not declare is RULES_VS_UNKNOWN (or use rules_query_name()).
  *  - Accept gate: for a connection from requester R accepted by a service
  *    thread now in VS C, rules_query(rs, RULES_GATE_ACCEPT, C, R) says where
  *    the thread runs: STAY, TO_VS (.vs), TO_REQUESTER (.vs = R), TO_HOME (the
- *    service's home: rules->services[rules_service_index(rs, name)].home).
+ *    home VS of the service the gate runs).
  *  - Socket gate: the per-VS defaults are rules->vs[i].tos (RULES_SET_TOS),
  *    .mark (RULES_SET_MARK); rules_query(rs, RULES_GATE_SOCKET, C, -1) gives
- *    the VS a socket created in C is charged to (TO_CREATOR: C itself).
+ *    the VS a socket created in C belongs to (TO_CREATOR: C itself); vsd
+ *    writes that VS's id and settings into C's entry (vsd/gate-vs.c).
+ *  - Fork rules are compiled but not enforced yet.
  */
 #ifndef VSD_RULES_H
 #define VSD_RULES_H
@@ -215,7 +216,8 @@ int rules_service_index(const struct rules *rs, const char *name);
  * match it by name against prefix patterns too. An unknown requester (a
  * connection the socket gate did not classify) is matched by '*' and by rules
  * without a condition. No matching rule gives the gate's default: socket and
- * fork -> RULES_TO_CREATOR, accept -> RULES_STAY. A RULES_TO_REQUESTER decision
+ * fork -> RULES_TO_CREATOR, accept -> RULES_TO_REQUESTER
+ * (the paper's default rule). A RULES_TO_REQUESTER decision
  * with an unknown requester is turned into RULES_TO_HOME.
  * Cost: one walk of the caller's precomputed list, first match wins.
  */
@@ -232,5 +234,12 @@ const char *rules_action_name(enum rules_action a);
 
 /* A human-readable dump of the compiled rules (what `check --dump` prints). */
 void rules_dump(const struct rules *rs, struct buf *out);
+/*
+ * The compiled rules as a rule file that loads (rules_load_buffer) into the
+ * same rules: every VS with its share and priority (no other limits, no
+ * plans, groups or services), every rule expanded, in precedence order, so
+ * every query gives the same decision. vsd hands this to the accept gate.
+ */
+void rules_write(const struct rules *rs, struct buf *out);
 
 #endif

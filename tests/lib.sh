@@ -115,6 +115,7 @@ vsd_stop() {
 }
 
 vsctl() { "$VSCTL" "$@"; }
+quiet() { "$@" >/dev/null 2>&1; }
 
 # json EXPR: evaluate a Python expression on the JSON read from stdin (as d).
 json() {

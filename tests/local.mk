@@ -8,7 +8,7 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
-	tests/unit/test-gate-vs-table
+	tests/unit/test-gate-vs-table tests/unit/test-rules-write
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
@@ -17,6 +17,7 @@ tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
+tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
 # TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
 tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
 # The connection table from user space (gates/socket/conntab.c) on a real BPF array.
@@ -136,6 +137,7 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
+	tests/rules-socket.sh \
 	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-layers.sh
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)

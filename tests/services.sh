@@ -28,7 +28,8 @@ wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; retu
 running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
 # served_in FILE VS: every answer in FILE came from a thread in VS
 served_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]"; }
-quiet() { "$@" >/dev/null 2>&1; }
+# where FILE: the VSs the answers in FILE came from, in order, one per answer
+where() { sed -n "s|.* cg=[^ ]*/$VSH_ROOT/\([^ ]*\) .*|\1|p" "$1" | tr '\n' ' ' | sed 's/ $//'; }
 # the test server's processes on our port (the [g] keeps a shell running
 # this pattern from matching itself)
 server_procs() { pgrep -f "[g]ate-server -p $PORT( |\$)"; }
@@ -119,6 +120,57 @@ like "$out" "restarted service echo" "apply of a changed command restarts it"
 check "with a new process" wait_until sh -c "! kill -0 $SPID 2>/dev/null"
 check "that runs" wait_until running echo
 check "the new command" grep -q -- "-T 2" "/proc/$(svc echo "['pid']")/cmdline"
+
+# --- the gate decides by the rules, and an apply changes them at once
+SPID=$(svc echo "['pid']")
+w rules1.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT -T 2"
+(accept, *, req = www2) => (home)
+(accept, *, req = www1) => (www2)
+(accept, *, req = *) => (requester)
+E
+check "apply rules for the accept gate" quiet vsctl apply "$R/rules1.rules"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r2"
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r1"
+is "$(where "$R/r2")" "base base base base base" "(accept, *, req = www2) => (home): www2's requests are served in the home VS"
+is "$(where "$R/r1")" "www2 www2 www2 www2 www2" "(accept, *, req = www1) => (www2): www1's requests are served in www2"
+w rules2.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT -T 2"
+(accept, *, req = *) => (requester)
+E
+check "apply a file without those rules" quiet vsctl apply "$R/rules2.rules"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r2"
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r1"
+is "$(where "$R/r2")" "www2 www2 www2 www2 www2" "www2's requests move to www2 at once"
+is "$(where "$R/r1")" "www1 www1 www1 www1 www1" "www1's requests to www1"
+is "$(svc echo "['pid']")" "$SPID" "with the service still running (same pid)"
+vsd_stop KILL
+vsd_start || fail "vsd starts again"
+w rules3.rules <<E
+vs base cpu 10%
+vs www1 cpu 30%
+vs www2 cpu 30%
+service echo home base command "$SERVER -p $PORT -T 2"
+(accept, base, req = www2) => (stay)
+E
+check "apply (accept, base, req = www2) => (stay)" quiet vsctl apply "$R/rules3.rules"
+# stay is decided by where the accepting thread is: at home once idle
+at_home() { [ "$(svc echo "['threads']" | python3 -c 'import json,sys; print(set(t["bound"] for t in json.load(sys.stdin) if t["waiting"]))')" = "{'base'}" ]; }
+wait_until at_home || diag "threads: $(svc echo "['threads']")"
+check "idle service threads are back in the home VS" at_home
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r2"
+is "$(where "$R/r2")" "base base base base base" "stay: www2's requests are served where the thread is, in base"
+vsd_stop TERM
+vsd_start || fail "vsd starts again"
+wait_until at_home
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r2"
+is "$(where "$R/r2")" "base base base base base" "a restarted vsd hands the gate the same rules"
 
 # --- a command that does not exist: reported, with back-off; vsd serves on
 w three.rules <<E

@@ -403,20 +403,10 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	 * start is retried with back-off, it does not undo the VSs */
 	if (svc_sync(d, rs, flags & APPLY_PRUNE, &svc) < 0)
 		buf_printf(&svc, "warning: the service list could not be saved (see vsd's log)\n");
-	/* the compiled rules the gates consult from now on */
-	rules_free(d->rules);
-	d->rules = rs;
+	/* the compiled rules the gates consult from now on; tell them now */
+	applied_set(d, rs, path, owner);
 	rs = NULL;
 	svc_refresh_all(d);
-	if (path != d->rules_path) {
-		char *copy = strdup(path);
-
-		if (copy) {
-			free(d->rules_path);
-			d->rules_path = copy;
-		}
-	}
-	d->rules_owner = owner;
 out:
 	if (r == 0)
 		describe(&p, path, flags, json, &svc, out);

@@ -29,6 +29,13 @@ int rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flag
 int rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct buf *errs);
 void rules_release(struct vsd *d);
 
+/* applied.c: the rules in force, for the gates and the next vsd. */
+struct rules;
+int applied_set(struct vsd *d, struct rules *rs, const char *path, uid_t owner);
+void applied_load(struct vsd *d);
+void applied_gatetable(const struct vsd *d, struct buf *out);
+int cmd_gaterules(struct vsd *d, const struct request *req, struct reply *rep);
+
 int cmd_apply(struct vsd *d, const struct request *req, struct reply *rep);
 int cmd_reload(struct vsd *d, const struct request *req, struct reply *rep);
 

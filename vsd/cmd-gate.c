@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gates/socket/socket.h"
+#include "apply.h"
 #include "vsd.h"
 
 int
@@ -25,6 +26,7 @@ cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep)
 
 	(void)req;
 	buf_printf(&rep->out, "# conns-map %s/%s/%s\n", VSD_BPFFS, d->cg.root, VSD_MAP_CONNS);
+	applied_gatetable(d, &rep->out);
 	for (i = 0; i < d->reg.n; i++) {
 		const struct vs *vs = d->reg.v[i];
 

@@ -343,6 +343,8 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "set: %s: %s; nothing changed", vs->name, strerror(-r));
 	}
 	log_info("changed limits of VS %s", vs->name);
+	if (gate)	/* VSs whose sockets belong to this one by a socket rule */
+		gate_vs_update_all(d);
 	return reply_vs(d, vs, rep);
 }
 

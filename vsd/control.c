@@ -28,6 +28,7 @@ static const struct {
 	{ "exec-self", cmd_exec_self },
 	{ "conns", cmd_conns },
 	{ "gatetable", cmd_gatetable },
+	{ "gaterules", cmd_gaterules },
 	{ "apply", cmd_apply },
 	{ "reload", cmd_reload },
 	{ "service", cmd_service },

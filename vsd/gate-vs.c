@@ -10,6 +10,7 @@
 #include "lib/log.h"
 #include "gates/socket/tos.h"
 #include "lib/util.h"
+#include "rules/rules.h"
 
 int
 gate_opts_given(const struct request *req)
@@ -69,9 +70,31 @@ gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct r
 	return 0;
 }
 
+/*
+ * The socket rule (vsrules(5)) for sockets made in vs: the VS they belong
+ * to, whose id the connection map records and whose TOS, mark and priority
+ * they get: the target of (socket, vs) => (target), else vs itself (the
+ * default rule, creator).
+ */
+static const struct vs *
+socket_owner(struct vsd *d, const struct vs *vs)
+{
+	struct rules_decision dec;
+	const struct vs *t;
+
+	if (!d->rules)
+		return vs;
+	dec = rules_query_name(d->rules, RULES_GATE_SOCKET, vs->name, NULL);
+	if (dec.action != RULES_TO_VS || dec.vs < 0)
+		return vs;
+	t = reg_find(&d->reg, d->rules->vs[dec.vs].name);
+	return t && t->status == VS_OK ? t : vs;
+}
+
 int
 gate_vs_attach(struct vsd *d, struct vs *vs)
 {
+	const struct vs *o = socket_owner(d, vs);
 	char dir[PATH_MAX];
 	int r;
 
@@ -79,15 +102,29 @@ gate_vs_attach(struct vsd *d, struct vs *vs)
 		return 0;
 	if ((r = cg_vs_bpf_path(&d->cg, vs, dir, sizeof(dir))) < 0)
 		return r;
-	return gate_socket_attach(d->gate, dir, vs->cg2_id, vs->id, &vs->gate);
+	return gate_socket_attach(d->gate, dir, vs->cg2_id, o->id, &o->gate);
 }
 
 int
 gate_vs_update(struct vsd *d, const struct vs *vs)
 {
+	const struct vs *o = socket_owner(d, vs);
+
 	if (!d->gate)
 		return 0;
-	return gate_socket_update(d->gate, vs->cg2_id, vs->id, &vs->gate);
+	return gate_socket_update(d->gate, vs->cg2_id, o->id, &o->gate);
+}
+
+void
+gate_vs_update_all(struct vsd *d)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; d->gate && i < d->reg.n; i++)
+		if (d->reg.v[i]->status == VS_OK && (r = gate_vs_update(d, d->reg.v[i])) < 0)
+			log_warnx("VS %s: socket gate settings not updated: %s", d->reg.v[i]->name,
+				  strerror(-r));
 }
 
 int

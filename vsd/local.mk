@@ -19,7 +19,7 @@ vsd_vsd_SOURCES = \
 	vsd/control.c \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/gate-vs.c vsd/gate-vs.h \
-	vsd/apply.c vsd/apply.h \
+	vsd/apply.c vsd/apply.h vsd/applied.c \
 	vsd/services.c vsd/services.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \

@@ -66,7 +66,7 @@ ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct timeval tv = { 2, 0 };
 	char path[PATH_MAX], chunk[4096];
-	ssize_t n;
+	ssize_t n = 0;
 	int fd, r = 0;
 
 	if (status_path(d, name, path, sizeof(path)) < 0 || strlen(path) >= sizeof(sun.sun_path))
@@ -82,10 +82,12 @@ ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
 		close(fd);
 		return r;
 	}
-	while ((n = read(fd, chunk, sizeof(chunk))) > 0)
-		if (out)
-			buf_add(out, chunk, (size_t)n);
-	if (n < 0)
+	/* no answer wanted: the supervisor acts after answering, and it may
+	 * ask us first (refresh: "gatetable", which we serve once back in the
+	 * loop) */
+	while (out && (n = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(out, chunk, (size_t)n);
+	if (out && n < 0)
 		r = -errno;
 	close(fd);
 	return r;

@@ -385,7 +385,10 @@ start_up(struct vsd *d, const struct options *o)
 		release_empty(d);
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
+	/* the rules in force first: the socket rules decide what adopt() attaches */
+	applied_load(d);
 	adopt(d);
+	gate_vs_update_all(d);	/* a socket rule's target adopted after its source */
 	if ((r = svc_load(d)) < 0)
 		log_warnx("cannot load the services from %s: %s", d->state_dir, strerror(-r));
 	svc_adopt_all(d);
@@ -440,6 +443,7 @@ main(int argc, char **argv)
 	else
 		gate_socket_close(d.gate);
 	rules_release(&d);
+	buf_free(&d.gate_text);
 	svc_free(&d);
 	reg_free(&d.reg);
 	return r;

@@ -3,6 +3,7 @@
 #ifndef VSD_VSD_H
 #define VSD_VSD_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/buf.h"
@@ -24,6 +25,8 @@ struct vsd {
 	struct rules	*rules;		/* the rule file applied last (vsd/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */
 	uid_t		 rules_owner;	/* who applied it: its files must belong to root or them */
+	struct buf	 gate_text;	/* the rules as the gates get them (applied.c) */
+	uint64_t	 gate_hash;	/* 0: no rules applied */
 	struct svc_set	 svcs;		/* the declared services (services.c) */
 	int		 log_syslog;	/* vsd logs to syslog (not in the foreground) */
 };

@@ -462,22 +462,29 @@ handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
 	return r;
 }
 
-/* Bind th to c's VS (or home if that is gone); returns the VS c is now counted in. */
+/*
+ * Bind th where the rules say it serves c (by default c's VS; home if that
+ * is gone); returns the VS the work is charged to.
+ */
 static struct gate_vs *
 rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 {
-	struct gate_vs *v = vs_table_find(&g->tab, c->vs_id), *home;
+	struct gate_vs *v = vs_table_find(&g->tab, c->vs_id), *home, *cur;
 	int r;
 
 	if (!v && (v = vs_table_find(&g->tab, g->home)))
 		c->vs_id = g->home;
 	if (!v)
 		return NULL;
+	cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
+	if (!(v = gate_decide(g, cur ? cur : vs_table_find(&g->tab, g->home), v)))
+		/* stay: no move; the work is charged where the thread is */
+		return cur ? cur : vs_table_find(&g->tab, g->home);
 	r = bind_thread(th, v);
 	if (r == -ENOENT || r == -ENODEV) {
 		/* the VS was destroyed under us: serve the request from home */
 		g->refresh_asked = 1;
-		if (c->vs_id != g->home && (home = vs_table_find(&g->tab, g->home))) {
+		if (v->id != g->home && (home = vs_table_find(&g->tab, g->home))) {
 			c->vs_id = g->home;
 			v = home;
 			bind_thread(th, v);
@@ -621,7 +628,7 @@ gate_refresh(struct gate *g, int force)
 	uint32_t gone[256];
 	size_t ngone = ARRAY_SIZE(gone), i;
 	struct gated_listener *l;
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(), hash;
 	int r;
 
 	/* after a failure (vsd down or hung: each try may cost the 250 ms
@@ -640,7 +647,20 @@ gate_refresh(struct gate *g, int force)
 	g->refresh_failed = r < 0;
 	if (r < 0)
 		return;		/* keep the last good table while vsd is away */
+	hash = fresh.rules_hash;
 	vs_table_merge(&g->tab, &fresh, gone, &ngone);
+	if (g->vsd_socket && hash != g->rules_hash) {
+		struct rules *rs = NULL;
+
+		if (!hash)
+			gate_rules_update(g, 0, NULL);
+		else if (gate_rules_load_vsd(g->vsd_socket, &rs) == 0)
+			gate_rules_update(g, hash, rs);
+		else
+			gate_rules_index(g);	/* the last good rules, the new table */
+	} else {
+		gate_rules_index(g);
+	}
 	if (g->home && !vs_table_find(&g->tab, g->home))
 		log_warnx("home VS %u is gone; connections are served unbound", g->home);
 	for (i = 0; i < ngone; i++) {

@@ -17,6 +17,7 @@
  *   wakeup.c        the wake-up connection for event-loop services
  *   vs-table.c      the VS table (from vsd or a file) and its refresh
  *   vs-table-vsd.c  the table from vsd's "gatetable" request
+ *   decide.c        the rules: where a thread serves a connection
  *   status.c        the status socket read by `vsctl services`
  *   vsd-gate.c      main: fork + filter + exec, signals, the event loop
  */
@@ -29,6 +30,8 @@
 
 #include "lib/cgroup.h"
 #include "lib/util.h"
+
+struct rules;
 
 struct gate_vs {
 	uint32_t id;
@@ -46,7 +49,8 @@ struct gate_vs {
 	uint64_t sample_t;		/* CLOCK_MONOTONIC ns of that read; 0 = never */
 	double	 used_bp;		/* decaying average use, basis points of the machine */
 	int	 remaining_bp;		/* share_bp - used_bp */
-	uint64_t served;		/* connections handed over for this VS */
+	uint64_t served;		/* connections served in (charged to) this VS */
+	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
 };
 
@@ -55,6 +59,7 @@ struct vs_table {
 	size_t	 n;
 	int	 pure_v2;
 	char	*conns_map;		/* "# conns-map PATH" line from vsd, or NULL */
+	uint64_t rules_hash;		/* "# rules HASH": the rules vsd applied; 0 = none */
 };
 
 /* --- vs-table.c --- */
@@ -218,6 +223,13 @@ struct gate {
 	int	 refresh_failed;		/* the last refresh could not reach vsd */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
+	/* decide.c: the rules vsd applied (NULL: the default rules) */
+	struct rules *rules;
+	uint64_t rules_hash;
+	const char *rules_file;		/* --rules FILE, with --vs-table */
+	uint32_t *id_of;		/* VS id per rules index (0: not in the table) */
+	size_t	 nid_of;
+	uint64_t decided[5];		/* decisions per enum rules_action */
 };
 
 int gate_init(struct gate *g, int notify_fd);
@@ -230,6 +242,24 @@ void gate_listener_ready(struct gate *g, struct gated_listener *l);
 unsigned gate_tick(struct gate *g);
 void gate_refresh(struct gate *g, int force);
 void gate_close_all(struct gate *g);
+
+/* --- decide.c --- */
+/*
+ * Take new rules (NULL: the default ones) or keep the present ones if the
+ * hash says they are the same; the table's VSs are indexed again. A gate
+ * never sees half a rule set: the pointer is swapped between two accepts.
+ */
+void gate_rules_update(struct gate *g, uint64_t hash, struct rules *rs);
+/* After the table changed: each VS's index in the rules, and back. */
+void gate_rules_index(struct gate *g);
+/* Fetch and load the rules vsd applied ("gaterules"); 0 or -errno. */
+int gate_rules_load_vsd(const char *sockpath, struct rules **rs);
+int gate_rules_load_file(const char *path, struct rules **rs);
+/*
+ * The VS a thread now in caller (NULL: unknown) serves a connection from
+ * req in, by the rules; NULL means stay where it is.
+ */
+struct gate_vs *gate_decide(struct gate *g, struct gate_vs *caller, struct gate_vs *req);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

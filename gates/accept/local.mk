@@ -19,9 +19,11 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/wakeup.c \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \
+	gates/accept/decide.c \
 	gates/accept/status.c
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
-GATEACCEPT_LIBS = gates/accept/libgateaccept.a gates/socket/libgatesocket.a lib/libvsd.a \
+GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \
+	gates/socket/libgatesocket.a lib/libvsd.a \
 	$(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lelf -lz -lm
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate

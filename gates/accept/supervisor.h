@@ -24,6 +24,7 @@ struct opts {
 	int restart;	/* --restart: vsd's declared service, restarted with back-off */
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */
+	const char *rules;	/* --rules FILE: the rules, without vsd (tests) */
 	char **argv;
 };
 

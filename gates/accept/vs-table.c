@@ -55,6 +55,7 @@ gate_vs_init(struct gate_vs *v)
 	for (h = 0; h < CG_KIND_MAX; h++)
 		v->fd_move[h] = -1;
 	v->fd_usage = -1;
+	v->ridx = -1;
 }
 
 static void
@@ -133,6 +134,10 @@ vs_table_parse(struct vs_table *t, const char *text)
 		if (strncmp(line, "# conns-map /", 13) == 0) {
 			free(t->conns_map);
 			t->conns_map = strdup(line + 12);
+			continue;
+		}
+		if (strncmp(line, "# rules ", 8) == 0) {
+			t->rules_hash = strtoull(line + 8, NULL, 16);
 			continue;
 		}
 		if (line[0] == '#' || line[strspn(line, " \t")] == '\0')

@@ -65,7 +65,8 @@ usage(void)
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
 	    "                [--warm on|off] [--restart] [--stop-timeout S]\n"
-	    "                [--log stderr|syslog] -- CMD [ARGS...]\n");
+	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
+	    "                -- CMD [ARGS...]\n");
 	exit(2);
 }
 
@@ -94,6 +95,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "restart", no_argument, NULL, 'r' },
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
+		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -112,6 +114,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'S': o->status = optarg; break;
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
+		case 'R': o->rules = optarg; break;
 		case 'c':
 			if (strcmp(optarg, "lazy") == 0)
 				o->cg2 = CG2_LAZY;
@@ -142,7 +145,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		default: usage();
 		}
 	}
-	if (optind >= argc || !o->home || (!o->vsd_socket == !o->table_file))
+	if (optind >= argc || !o->home || (!o->vsd_socket == !o->table_file) ||
+	    (o->rules && !o->table_file))
 		usage();
 	o->argv = argv + optind;
 	if (!o->name) {
@@ -225,6 +229,14 @@ gate_setup(struct supervisor *sv)
 	if (!(sv->home = vs_table_find_name(&g->tab, sv->o.home)))
 		fatalx("home VS %s does not exist", sv->o.home);
 	g->home = sv->home->id;
+	/* from vsd, the rules come with the table; else from --rules FILE */
+	if (sv->o.rules) {
+		struct rules *rs = NULL;
+
+		if (gate_rules_load_file(sv->o.rules, &rs) < 0)
+			fatalx("--rules %s: refused (see above)", sv->o.rules);
+		gate_rules_update(g, 1, rs);
+	}
 	bind_init(g->tab.pure_v2, sv->o.cg2);
 	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
 	/* one fd per queued connection plus a few per VS: lift the soft limit */
@@ -461,13 +473,15 @@ on_status(struct supervisor *sv)
 
 	if ((fd = status_accept(sv->stfd, cmd, sizeof(cmd), &uid)) < 0)
 		return;
-	if (strcmp(cmd, "refresh") == 0)
-		gate_refresh(&sv->g, 1);
-	else if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
+	if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
 		request_stop(sv, SIGTERM);
 	si.pid = sv->st.notify_fd >= 0 || !sv->child_done ? sv->st.pid : 0;
 	si.state = state_names[sv->state];
 	status_reply(&sv->g, fd, &si);
+	/* after the answer: vsd, which asks after an apply, answers our
+	 * "gatetable" only once it is back in its loop */
+	if (strcmp(cmd, "refresh") == 0)
+		gate_refresh(&sv->g, 1);
 }
 
 static void

@@ -66,9 +66,11 @@ main(void)
 	d = rules_query(rs, RULES_GATE_ACCEPT, pool, shop);
 	ok(d.action == RULES_TO_REQUESTER && d.vs == shop, "pool <- shop-a: to the requester");
 	d = rules_query(rs, RULES_GATE_ACCEPT, pool, w2);
-	ok(d.action == RULES_STAY && d.vs == pool && d.rule == -1, "no rule: stay (default)");
+	ok(d.action == RULES_TO_REQUESTER && d.vs == w2 && d.rule == -1,
+	   "no rule: the default rule, to the requester");
 	d = rules_query(rs, RULES_GATE_ACCEPT, pool, RULES_VS_UNKNOWN);
-	ok(d.action == RULES_STAY && d.rule == -1, "unclassified requester, no rule: stay");
+	ok(d.action == RULES_TO_HOME && d.rule == -1,
+	   "unclassified requester, no rule: home (the default rule's requester is unknown)");
 	d = rules_query(rs, RULES_GATE_SOCKET, w2, RULES_VS_UNKNOWN);
 	ok(d.action == RULES_TO_VS && d.vs == pool, "socket gate: www2's sockets go to pool");
 	d = rules_query(rs, RULES_GATE_SOCKET, w1, RULES_VS_UNKNOWN);

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The rules the accept gate decides by (vsrules(5)): vsd hands every
+ * supervisor the rules it applied, written by rules_write(), and says in the
+ * VS table ("# rules HASH") when they change; the supervisor fetches them
+ * ("gaterules") and loads them with the rules library. With no rules from
+ * vsd the default rule (accept, *, req = *) => (requester) holds.
+ *
+ * Per accept: one rules_query() walk of the caller's precomputed list, by
+ * the indices cached in each gate_vs (a VS the file does not declare is
+ * matched by name, one hash lookup more).
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/proto.h"
+#include "rules/rules.h"
+
+#define GATE_VSD_TIMEOUT_MS	250
+
+void
+gate_rules_index(struct gate *g)
+{
+	size_t i;
+
+	free(g->id_of);
+	g->id_of = NULL;
+	g->nid_of = 0;
+	for (i = 0; i < g->tab.n; i++)
+		g->tab.v[i].ridx = g->rules ? rules_vs_index(g->rules, g->tab.v[i].name) : -1;
+	if (!g->rules || !g->rules->nvs || !(g->id_of = calloc(g->rules->nvs, sizeof(*g->id_of))))
+		return;
+	g->nid_of = g->rules->nvs;
+	for (i = 0; i < g->tab.n; i++)
+		if (g->tab.v[i].ridx >= 0)
+			g->id_of[g->tab.v[i].ridx] = g->tab.v[i].id;
+}
+
+void
+gate_rules_update(struct gate *g, uint64_t hash, struct rules *rs)
+{
+	rules_free(g->rules);
+	g->rules = rs;
+	g->rules_hash = hash;
+	gate_rules_index(g);
+	if (rs)
+		log_info("rules: %zu VSs, %zu rules (hash %016llx)", rs->nvs, rs->nrules,
+			 (unsigned long long)hash);
+	else
+		log_info("rules: none from vsd; the default (accept, *, req = *) => (requester)");
+}
+
+static int
+load_text(const char *name, const char *text, size_t len, struct rules **rs)
+{
+	struct buf errs = { 0 };
+	int r;
+
+	r = rules_load_buffer(name, text, len, RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, rs, &errs);
+	if (r < 0)
+		log_warnx("rules from %s refused; keeping the last ones:\n%s", name,
+			  errs.p ? errs.p : "");
+	buf_free(&errs);
+	return r;
+}
+
+int
+gate_rules_load_vsd(const char *sockpath, struct rules **rs)
+{
+	struct buf req = { 0 }, body = { 0 };
+	unsigned status;
+	int r;
+
+	proto_add(&req, "gaterules");
+	if ((r = proto_call(sockpath, &req, -1, &status, &body, GATE_VSD_TIMEOUT_MS)) == 0 &&
+	    status != 0)
+		r = -EPROTO;
+	buf_free(&req);
+	if (r == 0)
+		r = load_text("vsd", body.p ? body.p : "", body.len, rs);
+	buf_free(&body);
+	return r;
+}
+
+int
+gate_rules_load_file(const char *path, struct rules **rs)
+{
+	struct buf errs = { 0 };
+	int r;
+
+	/* a file given on our command line, by whoever may start us */
+	if ((r = rules_load(path, RULES_NO_PERM_CHECK, rs, &errs)) < 0)
+		log_warnx("--rules %s refused:\n%s", path, errs.p ? errs.p : "");
+	buf_free(&errs);
+	return r;
+}
+
+static struct gate_vs *
+by_index(struct gate *g, int idx)
+{
+	return idx >= 0 && (size_t)idx < g->nid_of && g->id_of[idx] ?
+	    vs_table_find(&g->tab, g->id_of[idx]) : NULL;
+}
+
+struct gate_vs *
+gate_decide(struct gate *g, struct gate_vs *caller, struct gate_vs *req)
+{
+	struct rules_decision d;
+	struct gate_vs *t;
+
+	if (!g->rules) {
+		g->decided[RULES_TO_REQUESTER]++;
+		return req;
+	}
+	if ((!caller || caller->ridx >= 0) && req->ridx >= 0)
+		d = rules_query(g->rules, RULES_GATE_ACCEPT, caller ? caller->ridx : -1, req->ridx);
+	else
+		d = rules_query_name(g->rules, RULES_GATE_ACCEPT, caller ? caller->name : NULL,
+				     req->name);
+	if ((unsigned)d.action < ARRAY_SIZE(g->decided))
+		g->decided[d.action]++;
+	switch (d.action) {
+	case RULES_STAY:
+		return NULL;
+	case RULES_TO_HOME:
+		return vs_table_find(&g->tab, g->home);
+	case RULES_TO_VS:
+		/* a VS of the file that vsd does not have (yet): serve at home */
+		return (t = by_index(g, d.vs)) ? t : vs_table_find(&g->tab, g->home);
+	case RULES_TO_REQUESTER:
+	default:
+		return req;
+	}
+}

@@ -1,0 +1,127 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * rules_write() round trips: every good test file and every example, loaded,
+ * written and loaded again from the text (as the accept gate loads what vsd
+ * hands it), gives the same rules in the same precedence order and the same
+ * decision for every (gate, caller, requester), unknown VSs included.
+ */
+#include "config.h"
+
+#include <glob.h>
+#include <stdlib.h>
+
+#include "lib/buf.h"
+#include "rules/rules.h"
+#include "tap.h"
+
+/* The dump's rule lines without their "at FILE:LINE:COL" and the header. */
+static char *
+rule_lines(const struct rules *rs)
+{
+	struct buf b = { 0 }, out = { 0 };
+	char *line, *save = NULL, *at;
+
+	rules_dump(rs, &b);
+	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (strncmp(line, "rule ", 5) != 0)
+			continue;
+		if ((at = strstr(line, " at ")))
+			*at = '\0';
+		buf_printf(&out, "%s\n", line);
+	}
+	buf_free(&b);
+	return out.p ? out.p : strdup("");
+}
+
+/* Every decision of a by index of a, asked of b by name. */
+static int
+same_decisions(const struct rules *a, const struct rules *b)
+{
+	int g, ci, ri, bad = 0;
+
+	for (g = 0; g < RULES_GATE_MAX; g++)
+		for (ci = -1; ci < (int)a->nvs; ci++)
+			for (ri = -1; ri < (int)a->nvs; ri++) {
+				const char *cn = ci >= 0 ? a->vs[ci].name : NULL;
+				const char *rn = ri >= 0 ? a->vs[ri].name : NULL;
+				struct rules_decision x = rules_query(a, g, ci, ri);
+				struct rules_decision y = rules_query_name(b, g, cn, rn);
+				const char *xv = x.vs >= 0 ? a->vs[x.vs].name : "";
+				const char *yv = y.vs >= 0 ? b->vs[y.vs].name : "";
+
+				if (x.action != y.action || strcmp(xv, yv) != 0 || x.rule != y.rule) {
+					if (bad++ < 3)
+						printf("#   %s %s <- %s: %s %s (rule %d) vs %s %s (rule %d)\n",
+						    rules_gate_name(g), cn ? cn : "?", rn ? rn : "?",
+						    rules_action_name(x.action), xv, x.rule,
+						    rules_action_name(y.action), yv, y.rule);
+				}
+			}
+	/* a VS neither declares, matched by name against prefixes */
+	for (g = 0; g < RULES_GATE_MAX; g++) {
+		struct rules_decision x = rules_query_name(a, g, "zz-undeclared", "www1");
+		struct rules_decision y = rules_query_name(b, g, "zz-undeclared", "www1");
+
+		bad += x.action != y.action || x.rule != y.rule;
+	}
+	return bad;
+}
+
+static void
+round_trip(const char *path)
+{
+	struct rules *a = NULL, *b = NULL;
+	struct buf errs = { 0 }, text = { 0 };
+	char *la, *lb;
+
+	if (rules_load(path, RULES_NO_PERM_CHECK, &a, &errs) < 0) {
+		ok(0, "%s loads", path);
+		printf("# %s", errs.p ? errs.p : "?\n");
+		buf_free(&errs);
+		return;
+	}
+	rules_write(a, &text);
+	if (rules_load_buffer("written", text.p ? text.p : "", text.len,
+	    RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, &b, &errs) < 0) {
+		ok(0, "%s: what rules_write wrote loads", path);
+		printf("# %s", errs.p ? errs.p : "?\n");
+	} else {
+		la = rule_lines(a);
+		lb = rule_lines(b);
+		ok(a->nvs == b->nvs && a->nrules == b->nrules,
+		    "%s: %zu VSs and %zu rules written, %zu and %zu read back", path, a->nvs,
+		    a->nrules, b->nvs, b->nrules);
+		is_str(lb, la, "%s: the same rules in the same order", path);
+		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", path);
+		free(la);
+		free(lb);
+	}
+	rules_free(a);
+	rules_free(b);
+	buf_free(&text);
+	buf_free(&errs);
+}
+
+int
+main(void)
+{
+	const char *top = getenv("top_srcdir");
+	char pat[4096];
+	glob_t g;
+	size_t i, n = 0;
+	int k;
+
+	if (!top)
+		top = ".";
+	for (k = 0; k < 2; k++) {
+		snprintf(pat, sizeof(pat), k ? "%s/rules/examples/*.rules" : "%s/tests/rules/good-*.rules",
+		    top);
+		if (glob(pat, 0, NULL, &g) != 0)
+			continue;
+		for (i = 0; i < g.gl_pathc; i++, n++)
+			round_trip(g.gl_pathv[i]);
+		globfree(&g);
+	}
+	ok(n >= 9, "%zu files tried (the good test files and the examples)", n);
+	return tap_done();
+}

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Helpers for the accept-gate tests: TAP output, private VS cgroups
-# (vsd-test-$$, removed on exit), a private connection table, and starting
-# the test server under vsd-gate. Sourced by tests/gate-*.sh.
+# Helpers for the accept-gate tests: TAP output, VSs of a private vsd
+# (cgroup root vsd-test-$$, removed on exit), a private connection table, and
+# starting the test server under vsd-gate. Sourced by tests/gate-*.sh.
 : "${top_builddir:=.}"
 : "${top_srcdir:=$top_builddir}"
 GATE=$top_builddir/gates/accept/vsd-gate
@@ -30,48 +30,46 @@ need_root() {
 }
 
 pure_v2() { [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; }
-cg_hiers() { if pure_v2; then echo .; else echo cpu cpuacct unified; fi; }
-cg_path() { if [ "$1" = . ]; then echo "/sys/fs/cgroup/$T/$2"; else echo "/sys/fs/cgroup/$1/$T/$2"; fi; }
 
 # usage_ns VS: CPU time the VS's cgroup has used, through the cgroup backend
 # (cpuacct on v1 and hybrid hosts, cpu.stat on pure v2); 0 if unreadable
-# (vsd's VS where the private vsd has one by that name, else our own)
 usage_ns() {
 	_d=$("$VSCTL" show "$1" --json 2>/dev/null | python3 -c 'import json, sys
 c = json.load(sys.stdin)["cgroups"]
 print(([p for p in c if "cpuacct" in p] or c)[0])' 2>/dev/null)
-	if [ -z "$_d" ]; then
-		if pure_v2; then _d=$(cg_path . "$1"); else _d=$(cg_path cpuacct "$1"); fi
-	fi
 	"$top_builddir/tests/cgroup-usage" "$_d" 2>/dev/null || echo 0
 }
 
-# put_in VS PID: move a (single-threaded) process into one of our VSs, in
-# every hierarchy we use
-put_in() {
-	for _h in $(cg_hiers); do echo "$2" > "$(cg_path "$_h" "$1")/cgroup.procs" || return 1; done
-}
+# The VSs of the tests that run vsd-gate with a table file (--vs-table)
+# are a private vsd's (vsd_start below), made with vsctl: so everything
+# lives in that vsd's subtree, and on a pure-v2 host vsd delegates the
+# controllers (a test never writes a cgroup file outside it).
 
-# mk_vs NAME ID SHARE_BP: a VS of our own, and its line in the table
+# put_in VS PID: move a (single-threaded) process into one of our VSs
+put_in() { "$VSCTL" attach "$1" "$2" > /dev/null; }
+
+# mk_vs NAME ID SHARE_BP: a VS of the private vsd (started on first use),
+# which must get id ID (vsd numbers them 1, 2, ... in order), and its line
+# in the table: "id name share_bp key=dir...", keys as vsd's gatetable
 mk_vs() {
-	_line="$2 $1 $3"
-	for _h in $(cg_hiers); do
-		_d=$(cg_path "$_h" "$1")
-		mkdir -p "$_d" || return 1
-		case $_h in
-		.) if [ -z "$_v2on" ]; then
-			echo +cpu > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
-			echo +cpu > "/sys/fs/cgroup/$T/cgroup.subtree_control"; _v2on=1; fi
-		   _line="$_line unified=$_d" ;;
-		*) _line="$_line $_h=$_d" ;;
-		esac
-	done
-	echo "$_line" >> "$TAB"
+	[ -n "$VSD_PID" ] || vsd_start || return 1
+	"$VSCTL" create "$1" --cpu "$(($3 / 100)).$(printf %02d $(($3 % 100)))%" > /dev/null || return 1
+	"$VSCTL" show "$1" --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+if d["id"] != int(sys.argv[1]):
+    sys.exit("VS %s has id %d, want %s" % (d["name"], d["id"], sys.argv[1]))
+keys = []
+for p in d["cgroups"]:
+    # /sys/fs/cgroup/<controller or unified>/... on hybrid hosts
+    k = "unified" if sys.argv[3] == "v2" else p.split("/")[4]
+    keys.append("%s=%s" % (k, p))
+print(sys.argv[1], d["name"], sys.argv[2], " ".join(keys))' "$2" "$3" "$(pure_v2 && echo v2)" >> "$TAB"
 }
 
-# rm_vs NAME: destroy a VS (its cgroups must hold no task) and drop it from the table
+# rm_vs NAME: destroy a VS (it must hold no task) and drop it from the table
 rm_vs() {
-	for _h in $(cg_hiers); do rmdir "$(cg_path "$_h" "$1")"; done
+	"$VSCTL" destroy "$1" > /dev/null || return 1
 	grep -v " $1 " "$TAB" > "$TAB.new"; mv "$TAB.new" "$TAB"
 }
 

@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,7 +35,7 @@ static const unsigned taus[] = { 25, 50, 100, 200, 400, 800 };
 #define NT	(sizeof(taus) / sizeof(taus[0]))
 #define TICK_NS	10000000ull
 
-static char cgdir[256];
+static char cgdir[PATH_MAX + 64], own[PATH_MAX];
 static int v2, usage_fd = -1;
 
 /* through the cgroup backend's hot path, as the gate reads it */
@@ -75,6 +76,37 @@ load(void)
 	}
 }
 
+/* Our cgroup in the hierarchy we measure in: "0::PATH" (cgroup2) or the
+ * line whose controllers include cpuacct (v1). */
+static int
+own_cgroup(int pure, char *buf, size_t len)
+{
+	char line[4096];
+	FILE *f = fopen("/proc/self/cgroup", "re");
+	int r = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *ctl;
+
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		ctl = c1 + 1;
+		line[strcspn(line, "\n")] = '\0';
+		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
+		if (pure ? (strcmp(line, "0") == 0 && *ctl == '\0') :
+		    (strstr(ctl, "cpuacct") != NULL)) {
+			snprintf(buf, len, "%s", c2 + 1);
+			r = 0;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -99,8 +131,13 @@ main(int argc, char **argv)
 	if (runs < 1 || runs > 32 || dur < 2 || dur > 30)
 		return 2;
 	v2 = cg_pure_v2("/sys/fs/cgroup");
-	snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/%svsd-bench-window-%d", v2 ? "" : "cpuacct/",
-	    getpid());
+	/* below our own cgroup, never at the hierarchy's root */
+	if (own_cgroup(v2, own, sizeof(own)) < 0) {
+		fprintf(stderr, "gate-window: cannot read our cgroup from /proc/self/cgroup\n");
+		return 1;
+	}
+	snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/%s%s/vsd-bench-window-%d",
+	    v2 ? "" : "cpuacct", strcmp(own, "/") == 0 ? "" : own, getpid());
 	if (mkdir(cgdir, 0755) < 0) {
 		fprintf(stderr, "gate-window: mkdir %s: %s\n", cgdir, strerror(errno));
 		return 1;

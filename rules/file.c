@@ -75,15 +75,26 @@ check_file(struct rules_ctx *c, const struct rules_loc *from, const char *path,
 		return -EINVAL;
 	}
 	if (!(c->flags & RULES_NO_PERM_CHECK) && (st->st_mode & (S_IWGRP | S_IWOTH))) {
-		file_err(c, from, path, "refused: %s (mode %04o); only its owner may write "
-			 "a rule file",
-			 (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ?
+		const char *what = (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ?
 			 "group- and world-writable" :
-			 st->st_mode & S_IWGRP ? "group-writable" : "world-writable",
-			 (unsigned)(st->st_mode & 07777));
-		return -EPERM;
+			 st->st_mode & S_IWGRP ? "group-writable" : "world-writable";
+
+		if (c->flags & RULES_PERM_WARN) {
+			buf_printf(c->errs, "%s: warning: %s (mode %04o): vsd refuses to apply a "
+				   "rule file others can write\n", path, what,
+				   (unsigned)(st->st_mode & 07777));
+		} else {
+			file_err(c, from, path, "refused: %s (mode %04o); only its owner may "
+				 "write a rule file", what, (unsigned)(st->st_mode & 07777));
+			return -EPERM;
+		}
 	}
 	if (!(c->flags & RULES_NO_PERM_CHECK) && st->st_uid != c->owner &&
+	    ((c->flags & RULES_OWNER_ONLY) || st->st_uid != 0) && (c->flags & RULES_PERM_WARN)) {
+		buf_printf(c->errs, "%s: warning: owned by uid %u: vsd applies only files that "
+			   "belong to root or to whoever applies them\n", path,
+			   (unsigned)st->st_uid);
+	} else if (!(c->flags & RULES_NO_PERM_CHECK) && st->st_uid != c->owner &&
 	    ((c->flags & RULES_OWNER_ONLY) || st->st_uid != 0)) {
 		if (c->flags & RULES_OWNER_ONLY)
 			file_err(c, from, path, "refused: owned by uid %u; vsd reads for uid %u "

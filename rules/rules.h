@@ -189,6 +189,13 @@ struct rules_decision {
  * quotes the file's words).
  */
 #define RULES_OWNER_ONLY	(1u << 2)
+/*
+ * The owner and mode checks warn instead of refusing: "FILE: warning: ..."
+ * lines in errs, and the load goes on. For `vsctl check`, which only reads
+ * a file (a fresh clone made with umask 002 has group-writable examples);
+ * vsd's apply keeps refusing such files.
+ */
+#define RULES_PERM_WARN		(1u << 3)
 
 /*
  * Load, check and compile path. Every file read must be a regular file,

@@ -89,8 +89,8 @@ RULES_GOLDEN = \
 	tests/rules/err-arity.rules \
 	tests/rules/err-duplicate-vs.out \
 	tests/rules/err-duplicate-vs.rules \
-	tests/rules/err-group-writable.out \
-	tests/rules/err-group-writable.rules \
+	tests/rules/warn-group-writable.out \
+	tests/rules/warn-group-writable.rules \
 	tests/rules/err-include-cycle.inc \
 	tests/rules/err-include-cycle.out \
 	tests/rules/err-include-cycle.rules \
@@ -98,12 +98,12 @@ RULES_GOLDEN = \
 	tests/rules/err-include-missing.rules \
 	tests/rules/err-include-self.out \
 	tests/rules/err-include-self.rules \
-	tests/rules/err-include-writable.inc \
-	tests/rules/err-include-writable.out \
-	tests/rules/err-include-writable.rules \
+	tests/rules/warn-include-writable.inc \
+	tests/rules/warn-include-writable.out \
+	tests/rules/warn-include-writable.rules \
 	tests/rules/err-missing-file.out \
-	tests/rules/err-owner.out \
-	tests/rules/err-owner.rules \
+	tests/rules/warn-owner.out \
+	tests/rules/warn-owner.rules \
 	tests/rules/err-plans.out \
 	tests/rules/err-plans.rules \
 	tests/rules/err-service.out \
@@ -122,8 +122,8 @@ RULES_GOLDEN = \
 	tests/rules/err-unterminated-tuple.rules \
 	tests/rules/err-values.out \
 	tests/rules/err-values.rules \
-	tests/rules/err-world-writable.out \
-	tests/rules/err-world-writable.rules \
+	tests/rules/warn-world-writable.out \
+	tests/rules/warn-world-writable.rules \
 	tests/rules/good-empty.out \
 	tests/rules/good-empty.rules \
 	tests/rules/good-paper.out \
@@ -137,10 +137,11 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
-	tests/rules-socket.sh \
+	tests/rules-socket.sh tests/rules-examples-apply.sh \
 	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-layers.sh
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)
+dist_noinst_SCRIPTS += tests/fcgi-get.py
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 endif

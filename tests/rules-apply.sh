@@ -92,11 +92,22 @@ is "$?" 1 "apply of a file with an error fails"
 like "$out" "broken.rules:6:13: cpu '101%' is over 100%" "and says why"
 is "$(snapshot)" "$before" "nothing changed"
 
-# --- group-writable: refused ------------------------------------------------------
+# --- group- or world-writable: check warns, apply refuses ------------------------
 cp "$R/site.rules" "$R/gw.rules"
 chmod 0664 "$R/gw.rules"
+out=$(vsctl check "$R/gw.rules" 2>&1)
+is "$?" 0 "check of a group-writable file passes (a clone made with umask 002)"
+like "$out" "gw.rules: warning: group-writable \(mode 0664\): vsd refuses to apply" \
+	"with a warning that apply would refuse it"
 out=$(vsctl apply "$R/gw.rules" 2>&1)
+is "$?" 1 "apply of a group-writable file fails"
 like "$out" "group-writable \(mode 0664\)" "a group-writable file is refused"
+chmod 0646 "$R/gw.rules"
+out=$(vsctl check "$R/gw.rules" 2>&1)
+is "$?" 0 "check of a world-writable file passes, with a warning"
+out=$(vsctl apply "$R/gw.rules" 2>&1)
+like "$out" "world-writable \(mode 0646\); only its owner may write" "apply refuses a world-writable file"
+is "$(snapshot)" "$before" "nothing changed"
 
 # --- a client other than root: vsd reads only the files it owns ---------------------
 asnobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$VSCTL" "$@"; }

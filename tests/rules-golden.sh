@@ -8,10 +8,10 @@
 # the checkout, the other files must be writable by their owner only.
 cp "$srcdir"/tests/rules/* "$tmp"/ || exit 99
 chmod 0644 "$tmp"/*
-chmod 0664 "$tmp"/err-group-writable.rules "$tmp"/err-include-writable.inc
-chmod 0646 "$tmp"/err-world-writable.rules
+chmod 0664 "$tmp"/warn-group-writable.rules "$tmp"/warn-include-writable.inc
+chmod 0646 "$tmp"/warn-world-writable.rules
 root=0
-[ "$(id -u)" = 0 ] && chown 65534 "$tmp"/err-owner.rules && root=1
+[ "$(id -u)" = 0 ] && chown 65534 "$tmp"/warn-owner.rules && root=1
 cd "$tmp" || exit 99
 
 n=0
@@ -21,7 +21,7 @@ i=0
 for out in *.out; do
 	i=$((i + 1))
 	name=${out%.out}
-	if [ "$name" = err-owner ] && [ $root = 0 ]; then
+	if [ "$name" = warn-owner ] && [ $root = 0 ]; then
 		echo "ok $i - $name # SKIP giving a file to another uid needs root"
 		continue
 	fi

@@ -42,7 +42,9 @@ usage:
 		fprintf(stderr, "usage: %s [--dump] [--quiet] FILE\n", cmd);
 		return 2;
 	}
-	r = rules_load(file, 0, &rs, &errs);
+	/* only reading: a file others can write is a warning here; vsd's
+	 * apply refuses it */
+	r = rules_load(file, RULES_PERM_WARN, &rs, &errs);
 	if (errs.len)
 		fputs(errs.p, stderr);
 	buf_free(&errs);

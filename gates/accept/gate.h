@@ -152,6 +152,7 @@ struct service_thread {
 	pid_t	 tid;
 	pid_t	 tgid;
 	int	 pidfd;		/* of the thread (PIDFD_THREAD, Linux 6.9+) or of its process */
+	uint64_t start;		/* its start time (/proc stat field 22), for the latter */
 	uint32_t bound;		/* VS the thread sits in (cpu, cpuacct); 0 = unknown */
 	uint32_t cg2;		/* VS of its process's cgroup2 dir; 0 = unknown */
 	struct pending_accept *waiter;	/* its pending accept, if any */
@@ -167,6 +168,9 @@ enum cg2_mode {
 };
 
 int bind_init(int pure_v2, enum cg2_mode mode);
+/* Off: hold each thread by its process's pidfd, as before Linux 6.9 (the
+ * fallback, forced on a newer kernel to measure it). */
+void bind_pidfd_thread(int on);
 /* Re-binding times (µs) over the last 4096 moves. */
 void bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max);
 /* The thread behind a notification; a fresh pidfd if the cached one has died. */

@@ -50,6 +50,12 @@ static struct service_thread *thash[NTHASH];
 static int pure_v2;
 static enum cg2_mode cg2_mode = CG2_LAZY;
 static int have_pidfd_thread = 1;
+
+void
+bind_pidfd_thread(int on)
+{
+	have_pidfd_thread = on;
+}
 static uint64_t nmoves;
 
 /* The last BIND_RING re-binding times, for the status socket and benchmarks. */
@@ -117,6 +123,26 @@ read_tgid(pid_t tid)
 	return (pid_t)tgid;
 }
 
+/* The thread's start time (clock ticks since boot, /proc/TID/stat field
+ * 22), 0 if it is gone. */
+static uint64_t
+start_time(pid_t tgid, pid_t tid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long t = 0;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", tgid, tid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
+		return 0;
+	/* after the command: field 3 (state) ... field 22 (starttime) */
+	for (i = 3, p++; i < 22 && p; i++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p, " %llu", &t) != 1)
+		t = 0;
+	return t;
+}
+
 static int
 open_pidfd(struct service_thread *th)
 {
@@ -164,6 +190,7 @@ thread_get(pid_t tid, int *is_new)
 		*b = th;
 	}
 	th->tgid = tgid;
+	th->start = start_time(tgid, tid);
 	th->bound = 0;
 	th->cg2 = 0;
 	th->last_l = NULL;
@@ -201,7 +228,13 @@ thread_sweep(void)
 
 		for (; th; th = next) {
 			next = th->hnext;
-			if (!th->waiter && pidfd_exited(th->pidfd))
+			/* Before Linux 6.9 the pidfd is the process's: a thread
+			 * that ended in a live process is found here, by its
+			 * start time, within a second; its id cannot come back
+			 * that fast (the kernel hands out pids in turn, up to
+			 * pid_max, 4,194,304 on 64-bit) */
+			if (!th->waiter && (pidfd_exited(th->pidfd) ||
+			    (!have_pidfd_thread && start_time(th->tgid, th->tid) != th->start)))
 				thread_forget(th);
 		}
 	}

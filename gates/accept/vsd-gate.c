@@ -64,7 +64,8 @@ usage(void)
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
-	    "                [--warm on|off] [--restart] [--stop-timeout S]\n"
+	    "                [--warm on|off] [--pidfd-thread on|off] [--restart]\n"
+	    "                [--stop-timeout S]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
@@ -96,6 +97,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "rules", required_argument, NULL, 'R' },
+		{ "pidfd-thread", required_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -115,6 +117,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
 		case 'R': o->rules = optarg; break;
+		case 'P': bind_pidfd_thread(on_off("--pidfd-thread", optarg)); break;
 		case 'c':
 			if (strcmp(optarg, "lazy") == 0)
 				o->cg2 = CG2_LAZY;

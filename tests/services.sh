@@ -34,6 +34,13 @@ where() { sed -n "s|.* cg=[^ ]*/$VSH_ROOT/\([^ ]*\) .*|\1|p" "$1" | tr '\n' ' ' 
 # this pattern from matching itself)
 server_procs() { pgrep -f "[g]ate-server -p $PORT( |\$)"; }
 no_server() { ! server_procs >/dev/null; }
+# logs NAME: where a service's output and its supervisor's messages go:
+# vsd's log, or under systemd the journal of its unit (vsd/services.c)
+logs() {
+	cat "$VSD_TMP/vsd.log"
+	command -v journalctl >/dev/null && [ -d /run/systemd/system ] &&
+		journalctl -q --no-pager -o cat -u "vsd-$VSD_ROOT-$1.service" 2>/dev/null
+}
 
 vsd_start || { fail "vsd starts"; done_testing; }
 on_exit "pkill -KILL -f -- '$SERVER -p $PORT'"
@@ -52,7 +59,7 @@ SUP=$(svc echo "['supervisor']")
 [ -n "$SPID" ] && [ -n "$SUP" ] || { fail "vsctl services shows the service's pids"; done_testing; }
 is "$(svc echo "['managed']")" True "it is vsd's (managed), with home $(svc echo "['home']")"
 check "its process sits in its home VS" in_vs "$SPID" base
-check "its output reaches vsd's log" wait_until grep -q "echo: port $PORT" "$VSD_TMP/vsd.log"
+check "its output reaches the log" wait_until sh -c "$(declare -f logs); VSD_TMP=$VSD_TMP VSD_ROOT=$VSD_ROOT logs echo | grep -q 'echo: port $PORT'"
 
 # --- under the accept gate: requests served in the requester's VS
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c1"
@@ -187,8 +194,8 @@ diag "in 3 s: $n restarts of the broken service"
 check "it is retried with back-off (2 to 6 restarts in 3 s, not dozens)" [ "$n" -ge 2 ] && [ "$n" -le 6 ]
 is "$(svc broken "['last_exit']")" '{"code": 127}' "vsctl services shows its exit code 127"
 like "$(svc broken "['state']")" "restarting|failed" "and that it is restarting"
-like "$(cat "$VSD_TMP/vsd.log")" "/nonexistent/cmd: not found" "the log has the shell's message"
-like "$(cat "$VSD_TMP/vsd.log")" "service broken exited \(exit 127 \(command not found\)\)" "and the supervisor's"
+like "$(logs broken)" "/nonexistent/cmd: not found" "the log has the shell's message"
+like "$(logs broken)" "service broken exited \(exit 127 \(command not found\)\)" "and the supervisor's"
 check "vsd serves on" quiet vsctl list
 check "the other service serves on" "$CLIENT" -p "$PORT" -n 2
 

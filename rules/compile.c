@@ -371,6 +371,39 @@ fill_one(struct rules *rs, int vs, size_t k, void *arg)
 }
 
 static int
+by_req_rule(const void *a, const void *b)
+{
+	const struct rules_req_rule *x = a, *y = b;
+
+	if (x->req != y->req)
+		return x->req < y->req ? -1 : 1;
+	return (x->rule > y->rule) - (x->rule < y->rule);
+}
+
+/* Split a list into its exact-requester index and the rest (see rules.h). */
+static int
+split_list(struct rules *rs, struct rules_list *l)
+{
+	size_t i;
+
+	if (!l->n)
+		return 0;
+	if (!(l->byreq = malloc(l->n * sizeof(*l->byreq))) ||
+	    !(l->rest = malloc(l->n * sizeof(*l->rest))))
+		return -1;
+	for (i = 0; i < l->n; i++) {
+		const struct rules_rule *r = &rs->rules[l->idx[i]];
+
+		if (r->has_req && r->req.kind == RULES_PAT_VS)
+			l->byreq[l->nbyreq++] = (struct rules_req_rule){ r->req.vs, l->idx[i] };
+		else
+			l->rest[l->nrest++] = l->idx[i];
+	}
+	qsort(l->byreq, l->nbyreq, sizeof(*l->byreq), by_req_rule);
+	return 0;
+}
+
+static int
 build_tables(struct rules_ctx *c)
 {
 	struct rules *rs = c->rs;
@@ -406,6 +439,9 @@ build_tables(struct rules_ctx *c)
 		}
 		for (k = rs->gate_first[g]; k < rs->gate_first[g + 1]; k++)
 			for_callers(rs, k, fill_one, &g);
+		for (i = 0; i <= rs->nvs; i++)
+			if (split_list(rs, &rs->by_caller[g][i]) < 0)
+				return -1;
 	}
 	return 0;
 }

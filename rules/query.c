@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The gates' question: a caller in VS c gets a request from VS r through gate
- * g; where should it run? Called on every accept, so it only walks the
- * caller's precomputed rule list (compile.c) merged with the '*' list; the
- * first rule whose requester pattern matches wins (lists are in precedence
- * order, and check time made sure a tie cannot decide differently).
+ * g; where should it run? Called on every accept: the first rule, in
+ * precedence order, of the caller's precomputed list and the '*' list
+ * (compile.c) whose requester pattern matches wins (check time made sure a
+ * tie cannot decide differently). Rules for one exact requester are found by
+ * binary search in each list's index; only the others (no condition, '*', a
+ * prefix; a handful in practice) are walked.
  */
 #include "config.h"
 
@@ -66,6 +68,44 @@ decide(const struct rules *rs, size_t k, int ci, int ri, const char *rname)
 	return d;
 }
 
+/* The first rule (lowest index) of l's exact-requester index for ri, or -1. */
+static int
+first_exact(const struct rules_list *l, int ri)
+{
+	size_t lo = 0, hi = l->nbyreq;
+
+	if (ri < 0)
+		return -1;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (l->byreq[mid].req < ri)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < l->nbyreq && l->byreq[lo].req == ri ? l->byreq[lo].rule : -1;
+}
+
+/* The first rule of a's and w's other rules (merged in precedence order)
+ * whose requester pattern matches, or -1. */
+static int
+first_rest(const struct rules *rs, const struct rules_list *a, const struct rules_list *w,
+	   int ri, const char *rname)
+{
+	size_t i = 0, j = 0, k;
+
+	while (i < a->nrest || j < w->nrest) {
+		if (j >= w->nrest || (i < a->nrest && a->rest[i] < w->rest[j]))
+			k = (size_t)a->rest[i++];
+		else
+			k = (size_t)w->rest[j++];
+		if (pat_match(rs, &rs->rules[k].req, ri, rname))
+			return (int)k;
+	}
+	return -1;
+}
+
 static struct rules_decision
 query(const struct rules *rs, enum rules_gate g, int ci, const char *cname, int ri,
       const char *rname)
@@ -73,7 +113,8 @@ query(const struct rules *rs, enum rules_gate g, int ci, const char *cname, int 
 	/* the paper's default rules: (accept, *, req = *) => (requester),
 	 * (socket, *) => (creator), (fork, *) => (creator) */
 	struct rules_decision none = { RULES_TO_REQUESTER, ri, -1 };
-	size_t i = 0, j = 0, k;
+	static const struct rules_list empty;
+	size_t k;
 
 	if ((unsigned)g >= RULES_GATE_MAX)
 		return (struct rules_decision){ RULES_STAY, ci, -1 };
@@ -86,15 +127,15 @@ query(const struct rules *rs, enum rules_gate g, int ci, const char *cname, int 
 	if (ci >= 0 && (size_t)ci < rs->nvs) {
 		const struct rules_list *a = &rs->by_caller[g][ci];
 		const struct rules_list *w = &rs->by_caller[g][rs->nvs];
+		int best = first_rest(rs, a, w, ri, rname), e;
 
-		while (i < a->n || j < w->n) {
-			if (j >= w->n || (i < a->n && a->idx[i] < w->idx[j]))
-				k = (size_t)a->idx[i++];
-			else
-				k = (size_t)w->idx[j++];
-			if (pat_match(rs, &rs->rules[k].req, ri, rname))
-				return decide(rs, k, ci, ri, rname);
-		}
+		/* a rule for this very requester may come earlier */
+		if ((e = first_exact(a, ri)) >= 0 && (best < 0 || e < best))
+			best = e;
+		if ((e = first_exact(w, ri)) >= 0 && (best < 0 || e < best))
+			best = e;
+		if (best >= 0)
+			return decide(rs, (size_t)best, ci, ri, rname);
 	} else if (cname) {
 		/* a VS the file does not declare: match it by name */
 		for (k = rs->gate_first[g]; k < rs->gate_first[g + 1]; k++)
@@ -103,10 +144,12 @@ query(const struct rules *rs, enum rules_gate g, int ci, const char *cname, int 
 				return decide(rs, k, -1, ri, rname);
 	} else {
 		const struct rules_list *w = &rs->by_caller[g][rs->nvs];
+		int best = first_rest(rs, &empty, w, ri, rname), e;
 
-		for (j = 0; j < w->n; j++)
-			if (pat_match(rs, &rs->rules[w->idx[j]].req, ri, rname))
-				return decide(rs, (size_t)w->idx[j], -1, ri, rname);
+		if ((e = first_exact(w, ri)) >= 0 && (best < 0 || e < best))
+			best = e;
+		if (best >= 0)
+			return decide(rs, (size_t)best, -1, ri, rname);
 	}
 	return none;
 }

@@ -34,8 +34,11 @@ rules_free(struct rules *rs)
 	for (g = 0; g < RULES_GATE_MAX; g++) {
 		if (!rs->by_caller[g])
 			continue;
-		for (i = 0; i <= rs->nvs; i++)
+		for (i = 0; i <= rs->nvs; i++) {
 			free(rs->by_caller[g][i].idx);
+			free(rs->by_caller[g][i].byreq);
+			free(rs->by_caller[g][i].rest);
+		}
 		free(rs->by_caller[g]);
 	}
 	for (f = rs->files; f; f = nf) {

@@ -134,9 +134,25 @@ struct rules_rule {
 	struct rules_loc loc;
 };
 
+/* A rule whose requester pattern is one exact VS, found by that VS. */
+struct rules_req_rule {
+	int		 req;		/* VS index */
+	int		 rule;		/* into rules->rules */
+};
+
 struct rules_list {
 	int		*idx;		/* into rules->rules, precedence order */
 	size_t		 n;
+	/*
+	 * The same rules split for the query: those whose requester is one
+	 * exact VS, sorted by (req, rule) and found by binary search, and the
+	 * others (no condition, '*', a prefix) in precedence order. So a caller
+	 * with hundreds of per-site rules costs O(log k) per query, not O(k).
+	 */
+	struct rules_req_rule *byreq;
+	size_t		 nbyreq;
+	int		*rest;
+	size_t		 nrest;
 };
 
 struct rules_file {

@@ -3,7 +3,9 @@
  * rules_write() round trips: every good test file and every example, loaded,
  * written and loaded again from the text (as the accept gate loads what vsd
  * hands it), gives the same rules in the same precedence order and the same
- * decision for every (gate, caller, requester), unknown VSs included.
+ * decision for every (gate, caller, requester), unknown VSs included. And
+ * rules_query()'s indices (per-caller lists, the exact-requester index)
+ * against an oracle that walks every rule.
  */
 #include "config.h"
 
@@ -31,6 +33,63 @@ rule_lines(const struct rules *rs)
 	}
 	buf_free(&b);
 	return out.p ? out.p : strdup("");
+}
+
+static int
+naive_match(const struct rules *rs, const struct rules_pat *p, int idx)
+{
+	if (p->kind == RULES_PAT_ANY)
+		return 1;
+	if (p->kind == RULES_PAT_VS)
+		return idx >= 0 && idx == p->vs;
+	return idx >= 0 && strncmp(rs->vs[idx].name, p->prefix, p->plen) == 0;
+}
+
+/*
+ * The oracle: the first rule of the gate, in precedence order, whose caller
+ * and requester patterns match, by a walk over all of them; -1 if none.
+ * rules_query() must find the same rule through its indices.
+ */
+static int
+naive_rule(const struct rules *rs, int g, int ci, int ri)
+{
+	size_t k;
+
+	for (k = rs->gate_first[g]; k < rs->gate_first[g + 1]; k++)
+		if (naive_match(rs, &rs->rules[k].caller, ci) &&
+		    (!rs->rules[k].has_req || naive_match(rs, &rs->rules[k].req, ri)))
+			return (int)k;
+	return -1;
+}
+
+static int
+same_as_oracle(const struct rules *rs)
+{
+	int g, ci, ri, bad = 0;
+
+	for (g = 0; g < RULES_GATE_MAX; g++)
+		for (ci = -1; ci < (int)rs->nvs; ci++)
+			for (ri = -1; ri < (int)rs->nvs; ri++) {
+				/* an unknown caller is matched by '*' rules only */
+				int want = ci < 0 ? -1 : naive_rule(rs, g, ci, ri), got;
+
+				if (ci < 0) {
+					size_t k;
+
+					for (k = rs->gate_first[g]; k < rs->gate_first[g + 1]; k++)
+						if (rs->rules[k].caller.kind == RULES_PAT_ANY &&
+						    (!rs->rules[k].has_req ||
+						     naive_match(rs, &rs->rules[k].req, ri))) {
+							want = (int)k;
+							break;
+						}
+				}
+				got = rules_query(rs, g, ci, ri).rule;
+				if (got != want && bad++ < 3)
+					printf("#   gate %d caller %d req %d: rule %d, the oracle %d\n", g, ci,
+					    ri, got, want);
+			}
+	return bad;
 }
 
 /* Every decision of a by index of a, asked of b by name. */
@@ -93,6 +152,8 @@ round_trip(const char *path)
 		    a->nrules, b->nvs, b->nrules);
 		is_str(lb, la, "%s: the same rules in the same order", path);
 		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", path);
+		ok(same_as_oracle(a) == 0, "%s: every query finds the rule a walk over all finds",
+		    path);
 		free(la);
 		free(lb);
 	}

@@ -9,6 +9,8 @@
 #   connrate             the socket gate's cost per connection (connrate.c)
 #   rules-scale          rule files at scale; the gate's decision cost
 #                        (rules-query.c, gate-decision.c)
+#   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
+#                        5 services (issue 14's targets)
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
 	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision
@@ -27,14 +29,17 @@ benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
 benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
-	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale
+	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md \
 	benchmarks/results/insulation.md benchmarks/results/rules-scale.md benchmarks/results/scale.md \
-	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md
+	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
+	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/accept-cost-6.1-fallbacks.csv \
+	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
+	benchmarks/results/rules-query-10000.csv
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \

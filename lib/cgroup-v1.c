@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cgroup.h"
 
@@ -30,18 +31,29 @@ static int
 v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 {
 	unsigned long long quota;
-	char val[32];
+	char val[32], cur[32];
 	int r;
 
+	/*
+	 * Each write of the period or the quota makes the kernel check the
+	 * bandwidth of every task group on the machine (tg_set_cfs_bandwidth ->
+	 * __cfs_schedulable): with thousands of VSs that is the largest part of
+	 * creating one. So write only what differs (a new cgroup has the
+	 * default period, 100 ms, and no quota).
+	 */
 	if (bp == 0)
-		return cg_write(dir, "cpu.cfs_quota_us", "-1");
-	if ((r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0)
+		return cg_read(dir, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 &&
+		    strcmp(cur, "-1") == 0 ? 0 : cg_write(dir, "cpu.cfs_quota_us", "-1");
+	if ((cg_read(dir, "cpu.cfs_period_us", cur, sizeof(cur)) < 0 || strcmp(cur, "100000") != 0) &&
+	    (r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0)
 		return r;
 	/* bp is a share of the whole machine, so it scales with the CPU count. */
 	quota = (unsigned long long)bp * ncpu * CFS_PERIOD_US / BP_MAX;
 	if (quota < 1000)
 		quota = 1000;
 	snprintf(val, sizeof(val), "%llu", quota);
+	if (cg_read(dir, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
+		return 0;
 	return cg_write(dir, "cpu.cfs_quota_us", val);
 }
 

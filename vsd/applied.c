@@ -59,6 +59,16 @@ applied_set(struct vsd *d, struct rules *rs, const char *path, uid_t owner)
 	int r;
 
 	rules_write(rs, &text);
+	/* the same rules from the same file (an unchanged re-apply): nothing
+	 * to save, hand out or write into the socket gate */
+	if (d->gate_hash && text.len == d->gate_text.len &&
+	    memcmp(text.p, d->gate_text.p, text.len) == 0 && d->rules_path &&
+	    strcmp(path, d->rules_path) == 0 && owner == d->rules_owner) {
+		buf_free(&text);
+		rules_free(d->rules);
+		d->rules = rs;
+		return 0;
+	}
 	if ((r = write_file_atomic(d->state_dir, APPLIED_RULES, text.p ? text.p : "",
 				   text.len)) < 0)
 		log_warnx("cannot save the applied rules in %s: %s", d->state_dir, strerror(-r));

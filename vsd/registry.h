@@ -12,6 +12,9 @@ struct registry {
 	size_t		  n;
 	size_t		  cap;
 	uint32_t	  next_id;	/* ids are never reused within a state dir */
+	struct vs	**hash;		/* by name (registry.c), hcap slots */
+	size_t		  hcap;
+	int		  hstale;	/* rebuild before the next lookup */
 };
 
 struct vs *reg_find(const struct registry *r, const char *name);

@@ -492,7 +492,7 @@ svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 int
 svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 {
-	size_t i;
+	size_t i, len0 = out->len;
 	int r;
 
 	for (i = 0; i < rs->nservices; i++) {
@@ -537,7 +537,8 @@ svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 			i--;
 		}
 	}
-	return svc_save(d);
+	/* every change above reported a line; none: the list is as saved */
+	return out->len == len0 ? 0 : svc_save(d);
 }
 
 void

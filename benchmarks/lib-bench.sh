@@ -20,6 +20,7 @@ BENCH_PIDS=()		# processes we started, stopped in reverse order
 BENCH_CG=		# the cgroup root of our own vsd instance
 BENCH_VSD_PID=
 BENCH_VSS=()
+BENCH_SPECS=()		# NAME:PERCENT of each VS, for the rule file of the gate mode
 BENCH_RUN=		# scratch directory
 BENCH_OUTSIDE_PIDS=	# processes outside every VS whose CPU we report
 
@@ -83,6 +84,7 @@ bench_vs_setup() {
 		"$VSCTL" create "${spec%%:*}" --cpu "${spec#*:}%" >&2 ||
 			bench_die "cannot create VS ${spec%%:*}"
 		BENCH_VSS+=("${spec%%:*}")
+		BENCH_SPECS+=("$spec")
 	done
 }
 
@@ -256,11 +258,23 @@ bench_fcgi_start() {
 # Stop it and check that every request came over a connection of its own,
 # i.e. passed accept() (site.conf.in explains why that matters).
 bench_fcgi_stop() {
-	local pidvar=FCGI_PID_$1 line req acc
-	[ -n "${!pidvar:-}" ] || return 0
-	bench_stop "${!pidvar}"
-	eval "FCGI_PID_$1="
-	line=$(grep 'adserver: stopping:' "$BENCH_RUN/$1.log" | tail -1)
+	local pidvar=FCGI_PID_$1 svcvar=FCGI_SVC_$1 log=$BENCH_RUN/$1.log svc= line req acc
+	if [ -n "${!svcvar:-}" ]; then
+		svc=1
+		bench_gate_fcgi_stop "$1"
+		log=$BENCH_RUN/vsd.log	# where vsd's services write
+	elif [ -n "${!pidvar:-}" ]; then
+		bench_stop "${!pidvar}"
+		eval "FCGI_PID_$1="
+	else
+		return 0
+	fi
+	line=$(grep "adserver: stopping:" "$log" | tail -1)
+	# under systemd, vsd's services write to their unit's journal
+	if [ -z "$line" ] && [ -n "$svc" ] && command -v journalctl >/dev/null; then
+		line=$(journalctl -q --no-pager -o cat -u "vsd-$BENCH_CG-$1.service" |
+			grep "adserver: stopping:" | tail -1)
+	fi
 	req=$(sed -n 's/.*stopping: \([0-9]*\) requests.*/\1/p' <<<"$line")
 	acc=$(sed -n 's/.*requests, \([0-9]*\) connections.*/\1/p' <<<"$line")
 	if [ -z "$req" ]; then
@@ -302,8 +316,25 @@ bench_gate_available() {
 	return 0
 }
 
+# bench_gate_rules FILE [SERVICE-LINE]: the benchmark's VSs as a rule file,
+# with the paper's rules (Reumann et al., section "Insulation Despite
+# Service Sharing": the server in www1 serving www2 moves to www2 and vice
+# versa; from its home VS, to the requester) and the service, if given.
+bench_gate_rules() {
+	local spec
+	{
+		for spec in "${BENCH_SPECS[@]}"; do echo "vs ${spec%%:*} cpu ${spec#*:}%"; done
+		[ -n "${2:-}" ] && echo "$2"
+		echo "(accept, www[1|2], req = www[2|1]) => (www[2|1])"
+		echo "(accept, *, req = *) => (requester)"
+	} >"$1"
+	chmod 0644 "$1"
+}
+
 # bench_gate_fcgi_start NAME ADDR [adserver options]: the shared adserver
-# under the accept gate, at home in VS "fcgi" while it serves nobody.
+# under the accept gate, at home in VS "fcgi" while it serves nobody. As a
+# provider runs it: a service line of a rule file, applied to our vsd,
+# which starts it (vsrules(5), SERVICES); its output goes to vsd's log.
 bench_gate_fcgi_start() {
 	local name=$1 addr=$2
 	shift 2
@@ -311,11 +342,25 @@ bench_gate_fcgi_start() {
 		bench_log "gate: $BENCH_GATE_MISSING"
 		return 1
 	fi
-	bench_spawn "$BENCH_RUN/$name.log" "" "$VSCTL" run --gate accept --home fcgi \
-	    --name "$name" -- "$ADSERVER" --listen "$addr" "$@"
-	eval "FCGI_PID_$name=$BENCH_LAST_PID"
+	bench_gate_rules "$BENCH_RUN/gate.rules" \
+		"service $name home fcgi command \"$ADSERVER --listen $addr $*\""
+	"$VSCTL" apply "$BENCH_RUN/gate.rules" >&2 || bench_die "$name: vsctl apply of the gate's rule file failed"
+	eval "FCGI_SVC_$name=1"
 	bench_wait_port "${addr##*:}" ||
-		bench_die "$name: the gated adserver did not listen on $addr: $(tail -3 "$BENCH_RUN/$name.log")"
+		bench_die "$name: the gated adserver did not listen on $addr: $(tail -3 "$BENCH_RUN/vsd.log")"
+}
+
+# Stop a service bench_gate_fcgi_start declared: apply the file without it.
+bench_gate_fcgi_stop() {
+	local i
+	bench_gate_rules "$BENCH_RUN/nogate.rules"
+	"$VSCTL" apply --prune "$BENCH_RUN/nogate.rules" >/dev/null ||
+		bench_log "warning: could not stop service $1"
+	for i in $(seq 100); do
+		"$VSCTL" services --json | grep -q "\"name\": \"$1\"" || break
+		sleep 0.1
+	done
+	eval "FCGI_SVC_$1="
 }
 
 bench_cleanup() {

@@ -11,6 +11,8 @@
 #                        (rules-query.c, gate-decision.c)
 #   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
 #                        5 services (issue 14's targets)
+#   fork-latency         how long a new process runs in its parent's VS
+#                        before a fork rule moves it
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
 	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision
@@ -29,7 +31,8 @@ benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
 benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
-	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider
+	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
+	benchmarks/fork-latency
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
@@ -39,7 +42,7 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/accept-cost-6.1-fallbacks.csv \
 	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
-	benchmarks/results/rules-query-10000.csv
+	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \

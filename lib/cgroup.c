@@ -574,6 +574,25 @@ current_dir(const struct cg_ctx *cg, int h, pid_t pid, char *buf, size_t len)
 }
 
 int
+cg_pid_vs(const struct cg_ctx *cg, pid_t pid, char *name, size_t len)
+{
+	int h = hier_with(cg, CG_R_PRIMARY), r;
+	char dir[PATH_MAX];
+	size_t n;
+
+	if (h < 0)
+		return -ENOENT;
+	if ((r = current_dir(cg, h, pid, dir, sizeof(dir))) < 0)
+		return r;
+	n = strlen(cg->hier[h].base);
+	/* <base>/<name>, one level below the root: a VS, not the root or a leaf of ours */
+	if (strncmp(dir, cg->hier[h].base, n) != 0 || dir[n] != '/' || strchr(dir + n + 1, '/') ||
+	    !vs_name_valid(dir + n + 1))
+		return -ENOENT;
+	return snprintf(name, len, "%s", dir + n + 1) < (int)len ? 0 : -ENAMETOOLONG;
+}
+
+int
 cg_vs_attach(struct cg_ctx *cg, const struct vs *vs, int pidfd)
 {
 	char dir[PATH_MAX], path[PATH_MAX], old[CG_HIER_MAX][PATH_MAX], spid[32];

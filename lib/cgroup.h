@@ -111,6 +111,8 @@ int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
 int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);
 /* Move a process (given as a pidfd) into the VS in every hierarchy. */
 int cg_vs_attach(struct cg_ctx *cg, const struct vs *vs, int pidfd);
+/* The name of the VS pid sits in (the primary hierarchy), or -ENOENT. */
+int cg_pid_vs(const struct cg_ctx *cg, pid_t pid, char *name, size_t len);
 /* pids in the VS (primary hierarchy); *pids is malloc'd. */
 int cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n);
 

@@ -31,7 +31,8 @@
  *    .mark (RULES_SET_MARK); rules_query(rs, RULES_GATE_SOCKET, C, -1) gives
  *    the VS a socket created in C belongs to (TO_CREATOR: C itself); vsd
  *    writes that VS's id and settings into C's entry (vsd/gate-vs.c).
- *  - Fork rules are compiled but not enforced yet.
+ *  - Fork gate: rules_query_name(rs, RULES_GATE_FORK, C, NULL) for a new
+ *    process in C; vsd moves it to TO_VS's VS (vsd/fork-gate.c).
  */
 #ifndef VSD_RULES_H
 #define VSD_RULES_H

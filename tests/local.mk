@@ -137,7 +137,7 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
-	tests/rules-socket.sh tests/rules-examples-apply.sh \
+	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \
 	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-layers.sh
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)

@@ -23,6 +23,7 @@
 #include "lib/log.h"
 #include "rules/rules.h"
 #include "apply.h"
+#include "fork-gate.h"
 #include "gate-vs.h"
 #include "vsd.h"
 
@@ -67,6 +68,7 @@ applied_set(struct vsd *d, struct rules *rs, const char *path, uid_t owner)
 		buf_free(&text);
 		rules_free(d->rules);
 		d->rules = rs;
+		fork_gate_update(d);
 		return 0;
 	}
 	if ((r = write_file_atomic(d->state_dir, APPLIED_RULES, text.p ? text.p : "",
@@ -89,8 +91,9 @@ applied_set(struct vsd *d, struct rules *rs, const char *path, uid_t owner)
 		}
 	}
 	d->rules_owner = owner;
-	/* socket rules: the VS each VS's sockets belong to */
+	/* socket rules: the VS each VS's sockets belong to; fork rules */
 	gate_vs_update_all(d);
+	fork_gate_update(d);
 	return 0;
 }
 
@@ -126,6 +129,7 @@ applied_load(struct vsd *d)
 	}
 	set_text(d, &text);
 	d->rules = rs;
+	fork_gate_update(d);
 	if (path_fmt(path, sizeof(path), "%s/%s", d->state_dir, APPLIED_PATH) == 0 &&
 	    read_file(path, line, sizeof(line)) == 0 &&
 	    sscanf(line, "%u %n", &owner, &off) == 1 && off && line[off] == '/' &&

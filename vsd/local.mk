@@ -21,6 +21,7 @@ vsd_vsd_SOURCES = \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c \
 	vsd/services.c vsd/services.h \
+	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h

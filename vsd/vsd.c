@@ -20,6 +20,7 @@
 #include "lib/log.h"
 #include "apply.h"
 #include "features.h"
+#include "fork-gate.h"
 #include "scope.h"
 #include "sd-notify.h"
 #include "state.h"
@@ -216,25 +217,29 @@ loop(struct vsd *d, int lfd, int sfd)
 	size_t cap = 0, ns;
 
 	for (;;) {
-		if (cap < 2 + d->svcs.n) {
-			struct pollfd *np = realloc(pfd, (2 + d->svcs.n) * 2 * sizeof(*pfd));
+		if (cap < 3 + d->svcs.n) {
+			struct pollfd *np = realloc(pfd, (3 + d->svcs.n) * 2 * sizeof(*pfd));
 
 			if (!np)
 				fatalx("out of memory");
 			pfd = np;
-			cap = (2 + d->svcs.n) * 2;
+			cap = (3 + d->svcs.n) * 2;
 		}
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
-		ns = svc_pollfds(d, pfd + 2, cap - 2);
-		if (poll(pfd, 2 + ns, svc_timeout_ms(d)) < 0) {
+		pfd[2] = (struct pollfd){ .fd = fork_gate_fd(), .events = POLLIN };
+		ns = svc_pollfds(d, pfd + 3, cap - 3);
+		if (poll(pfd, 3 + ns, svc_timeout_ms(d)) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
 			free(pfd);
 			return 1;
 		}
-		svc_events(d, pfd + 2, ns);
+		/* new processes first: the sooner moved, the less they run astray */
+		if (pfd[2].revents & POLLIN)
+			fork_gate_events(d);
+		svc_events(d, pfd + 3, ns);
 		svc_tick(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -442,6 +447,7 @@ main(int argc, char **argv)
 		release_empty(&d);
 	else
 		gate_socket_close(d.gate);
+	fork_gate_close();
 	rules_release(&d);
 	buf_free(&d.gate_text);
 	svc_free(&d);

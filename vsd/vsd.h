@@ -29,6 +29,7 @@ struct vsd {
 	uint64_t	 gate_hash;	/* 0: no rules applied */
 	struct svc_set	 svcs;		/* the declared services (services.c) */
 	int		 log_syslog;	/* vsd logs to syslog (not in the foreground) */
+	uint64_t	 fork_moves;	/* processes the fork gate moved (fork-gate.c) */
 };
 
 struct reply {

@@ -3,9 +3,8 @@
  * The compiled rules in a stable text form: what `vsctl check --dump` shows
  * and what the golden tests compare. For small files it also prints every
  * gate decision, so a test sees what the accept gate would do.
- *
- * rules_write() writes them as a rule file again: what vsd hands the accept
- * gate's supervisors, which load it with rules_load_buffer().
+ * A rule line is written as rules_write() writes it (write.c), with its
+ * priority, specificity and location after it.
  */
 #include "config.h"
 
@@ -30,17 +29,6 @@ limits(struct buf *b, unsigned set, unsigned cpu, unsigned cpu_max, uint64_t mem
 		buf_printf(b, " mem %s", fmt_size(mem, t, sizeof(t)));
 	if (set & RULES_SET_PIDS)
 		buf_printf(b, " pids %llu", (unsigned long long)pids);
-}
-
-static void
-pat(const struct rules *rs, struct buf *b, const struct rules_pat *p)
-{
-	if (p->kind == RULES_PAT_VS)
-		buf_printf(b, "%s", rs->vs[p->vs].name);
-	else if (p->kind == RULES_PAT_PREFIX)
-		buf_printf(b, "%s*", p->prefix);
-	else
-		buf_printf(b, "*");
 }
 
 static void
@@ -120,41 +108,10 @@ rules_dump(const struct rules *rs, struct buf *b)
 	for (i = 0; i < rs->nrules; i++) {
 		const struct rules_rule *r = &rs->rules[i];
 
-		buf_printf(b, "rule %zu (%s, ", i, rules_gate_name(r->gate));
-		pat(rs, b, &r->caller);
-		if (r->has_req) {
-			buf_printf(b, ", req = ");
-			pat(rs, b, &r->req);
-		}
-		buf_printf(b, ") => (%s) priority %d specificity %d at %s:%d:%d\n",
-			   r->action == RULES_TO_VS ? rs->vs[r->target].name :
-			   rules_action_name(r->action), r->priority, r->specificity,
-			   r->loc.file, r->loc.line, r->loc.col);
+		buf_printf(b, "rule %zu ", i);
+		write_rule(rs, b, r);
+		buf_printf(b, " priority %d specificity %d at %s:%d:%d\n", r->priority,
+			   r->specificity, r->loc.file, r->loc.line, r->loc.col);
 	}
 	decisions(rs, b);
-}
-
-void
-rules_write(const struct rules *rs, struct buf *b)
-{
-	char t[32];
-	size_t i;
-
-	buf_printf(b, "# the compiled rules: every VS with its share and priority, every\n"
-		   "# rule expanded, in precedence order (rules_write)\n");
-	for (i = 0; i < rs->nvs; i++)
-		buf_printf(b, "vs %s cpu %s priority %u\n", rs->vs[i].name,
-			   fmt_percent(rs->vs[i].cpu, t, sizeof(t)), rs->vs[i].priority);
-	for (i = 0; i < rs->nrules; i++) {
-		const struct rules_rule *r = &rs->rules[i];
-
-		buf_printf(b, "(%s, ", rules_gate_name(r->gate));
-		pat(rs, b, &r->caller);
-		if (r->has_req) {
-			buf_printf(b, ", req = ");
-			pat(rs, b, &r->req);
-		}
-		buf_printf(b, ") => (%s)\n", r->action == RULES_TO_VS ?
-			   rs->vs[r->target].name : rules_action_name(r->action));
-	}
 }

@@ -17,7 +17,7 @@ rules_librules_a_SOURCES = \
 	rules/check.c rules/budget.c \
 	rules/compile.c \
 	rules/query.c \
-	rules/dump.c
+	rules/dump.c rules/write.c
 
 RULES_EXAMPLES = \
 	rules/examples/fcgi-insulation.rules \
@@ -34,7 +34,7 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/lex.c $(srcdir)/rules/parse.c $(srcdir)/rules/parse-decl.c \
 	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
-	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c \
+	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c $(srcdir)/rules/write.c \
 	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c \
 	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md

@@ -259,10 +259,11 @@ const char *rules_action_name(enum rules_action a);
 /* A human-readable dump of the compiled rules (what `check --dump` prints). */
 void rules_dump(const struct rules *rs, struct buf *out);
 /*
- * The compiled rules as a rule file that loads (rules_load_buffer) into the
- * same rules: every VS with its share and priority (no other limits, no
- * plans, groups or services), every rule expanded, in precedence order, so
- * every query gives the same decision. vsd hands this to the accept gate.
+ * The compiled rules as a rule file that loads (rules_load_buffer, with
+ * RULES_NO_INCLUDE) into the same rules: every VS with its share and
+ * priority (no other limits, no plans or groups), every service, every rule
+ * expanded, in precedence order, so every query gives the same decision.
+ * vsd hands this to the accept gate (rules/write.c).
  */
 void rules_write(const struct rules *rs, struct buf *out);
 

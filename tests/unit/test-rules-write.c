@@ -2,8 +2,9 @@
 /*
  * rules_write() round trips: every good test file and every example, loaded,
  * written and loaded again from the text (as the accept gate loads what vsd
- * hands it), gives the same rules in the same precedence order and the same
- * decision for every (gate, caller, requester), unknown VSs included. And
+ * hands it), gives the same VSs (share, priority), the same services, the
+ * same rules in the same precedence order and the same decision for every
+ * (gate, caller, requester), unknown VSs included. And
  * rules_query()'s indices (per-caller lists, the exact-requester index)
  * against an oracle that walks every rule.
  */
@@ -126,40 +127,113 @@ same_decisions(const struct rules *a, const struct rules *b)
 	return bad;
 }
 
-static void
-round_trip(const char *path)
+/* Every VS's name, share and priority, and every service, alike in a and b. */
+static int
+same_decls(const struct rules *a, const struct rules *b)
 {
-	struct rules *a = NULL, *b = NULL;
+	size_t i;
+	int bad = 0;
+
+	for (i = 0; i < a->nvs && i < b->nvs; i++)
+		if (strcmp(a->vs[i].name, b->vs[i].name) != 0 || a->vs[i].cpu != b->vs[i].cpu ||
+		    a->vs[i].priority != b->vs[i].priority) {
+			if (bad++ < 3)
+				printf("#   VS %zu: %s cpu %u priority %u, read back %s cpu %u "
+				    "priority %u\n", i, a->vs[i].name, a->vs[i].cpu, a->vs[i].priority,
+				    b->vs[i].name, b->vs[i].cpu, b->vs[i].priority);
+		}
+	for (i = 0; i < a->nservices && i < b->nservices; i++) {
+		const struct rules_service *x = &a->services[i], *y = &b->services[i];
+
+		if (strcmp(x->name, y->name) != 0 || x->gate != y->gate ||
+		    strcmp(a->vs[x->home].name, b->vs[y->home].name) != 0 ||
+		    strcmp(x->command, y->command) != 0) {
+			if (bad++ < 3)
+				printf("#   service %s home %s command '%s', read back %s home %s "
+				    "command '%s'\n", x->name, a->vs[x->home].name, x->command,
+				    y->name, b->vs[y->home].name, y->command);
+		}
+	}
+	return bad + (a->nvs != b->nvs) + (a->nservices != b->nservices);
+}
+
+/* a written by rules_write() and loaded again as the accept gate loads it. */
+static void
+write_and_load(const char *what, const struct rules *a)
+{
+	struct rules *b = NULL;
 	struct buf errs = { 0 }, text = { 0 };
 	char *la, *lb;
 
-	if (rules_load(path, RULES_NO_PERM_CHECK, &a, &errs) < 0) {
-		ok(0, "%s loads", path);
-		printf("# %s", errs.p ? errs.p : "?\n");
-		buf_free(&errs);
-		return;
-	}
 	rules_write(a, &text);
 	if (rules_load_buffer("written", text.p ? text.p : "", text.len,
 	    RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, &b, &errs) < 0) {
-		ok(0, "%s: what rules_write wrote loads", path);
+		ok(0, "%s: what rules_write wrote loads", what);
 		printf("# %s", errs.p ? errs.p : "?\n");
 	} else {
 		la = rule_lines(a);
 		lb = rule_lines(b);
-		ok(a->nvs == b->nvs && a->nrules == b->nrules,
-		    "%s: %zu VSs and %zu rules written, %zu and %zu read back", path, a->nvs,
-		    a->nrules, b->nvs, b->nrules);
-		is_str(lb, la, "%s: the same rules in the same order", path);
-		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", path);
+		ok(a->nvs == b->nvs && a->nrules == b->nrules && a->nservices == b->nservices,
+		    "%s: %zu VSs, %zu services and %zu rules written, %zu, %zu and %zu read back",
+		    what, a->nvs, a->nservices, a->nrules, b->nvs, b->nservices, b->nrules);
+		ok(same_decls(a, b) == 0, "%s: the same VS shares and priorities, the same services",
+		    what);
+		is_str(lb, la, "%s: the same rules in the same order", what);
+		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", what);
 		ok(same_as_oracle(a) == 0, "%s: every query finds the rule a walk over all finds",
-		    path);
+		    what);
 		free(la);
 		free(lb);
 	}
-	rules_free(a);
 	rules_free(b);
 	buf_free(&text);
+	buf_free(&errs);
+}
+
+static void
+round_trip(const char *path)
+{
+	struct rules *a = NULL;
+	struct buf errs = { 0 };
+
+	if (rules_load(path, RULES_NO_PERM_CHECK, &a, &errs) < 0) {
+		ok(0, "%s loads", path);
+		printf("# %s", errs.p ? errs.p : "?\n");
+	} else {
+		write_and_load(path, a);
+	}
+	rules_free(a);
+	buf_free(&errs);
+}
+
+/*
+ * What no test file has: shares with fractions, a command with every escape
+ * the lexer knows (and a '#', which is not a comment inside a string), a
+ * second service.
+ */
+static const char tricky[] =
+	"vs a cpu 12.5% priority 3\n"
+	"vs b cpu 0.25%\n"
+	"vs c cpu 7.05% priority 1\n"
+	"service s1 home a command \"printf '%s\\n' \\\"x\\\" \\\\ # not a comment\\t|\"\n"
+	"service s2 home c gate accept command \"true\"\n"
+	"(accept, [a|b], req = c) => ([b|a])\n";
+
+static void
+round_trip_tricky(void)
+{
+	struct rules *a = NULL;
+	struct buf errs = { 0 };
+
+	if (rules_load_buffer("tricky", tricky, strlen(tricky), RULES_NO_INCLUDE, &a, &errs) < 0) {
+		ok(0, "the tricky file loads");
+		printf("# %s", errs.p ? errs.p : "?\n");
+	} else {
+		is_str(a->services[0].command, "printf '%s\n' \"x\" \\ # not a comment\t|",
+		    "the tricky command as the lexer reads it");
+		write_and_load("tricky", a);
+	}
+	rules_free(a);
 	buf_free(&errs);
 }
 
@@ -184,5 +258,6 @@ main(void)
 		globfree(&g);
 	}
 	ok(n >= 9, "%zu files tried (the good test files and the examples)", n);
+	round_trip_tricky();
 	return tap_done();
 }

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Compiled rules written back as a rule file (vsrules(5)): what vsd hands
+ * every accept-gate supervisor (vsd/applied.c), which loads it with
+ * rules_load_buffer(..., RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, ...) and
+ * must get the same rules: the same list in the same precedence order, so
+ * the same decision for every query (tests/unit/test-rules-write.c).
+ *
+ * Why that holds: rule priority comes from the priorities of the VSs a rule
+ * names, and specificity from its patterns, both written; compile.c orders
+ * rules by (priority, specificity) and keeps file order within a tie, and
+ * the rules are written in the order they were compiled in.
+ *
+ * What is left out, because no query depends on it: plans and groups (every
+ * VS's share is written as compiled, so the 100% check passes as it did,
+ * and without groups there is no group budget to check), and VS limits
+ * other than the share (which the check requires). rules_dump() prints rule
+ * lines with write_rule() too.
+ */
+#include "config.h"
+
+#include "lib/buf.h"
+#include "ctx.h"
+
+static void
+write_pat(const struct rules *rs, struct buf *b, const struct rules_pat *p)
+{
+	if (p->kind == RULES_PAT_VS)
+		buf_printf(b, "%s", rs->vs[p->vs].name);
+	else if (p->kind == RULES_PAT_PREFIX)
+		buf_printf(b, "%s*", p->prefix);
+	else
+		buf_printf(b, "*");
+}
+
+void
+write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
+{
+	buf_printf(b, "(%s, ", rules_gate_name(r->gate));
+	write_pat(rs, b, &r->caller);
+	if (r->has_req) {
+		buf_printf(b, ", req = ");
+		write_pat(rs, b, &r->req);
+	}
+	buf_printf(b, ") => (%s)", r->action == RULES_TO_VS ? rs->vs[r->target].name :
+		   rules_action_name(r->action));
+}
+
+/*
+ * A string as the lexer reads it back (lex.c): \" \\ \n \t are its escapes.
+ * No other control character can be in a compiled string: the lexer refuses
+ * them.
+ */
+static void
+write_string(struct buf *b, const char *s)
+{
+	buf_add(b, "\"", 1);
+	for (; *s; s++) {
+		switch (*s) {
+		case '"':  buf_add(b, "\\\"", 2); break;
+		case '\\': buf_add(b, "\\\\", 2); break;
+		case '\n': buf_add(b, "\\n", 2); break;
+		case '\t': buf_add(b, "\\t", 2); break;
+		default:   buf_add(b, s, 1); break;
+		}
+	}
+	buf_add(b, "\"", 1);
+}
+
+void
+rules_write(const struct rules *rs, struct buf *b)
+{
+	char t[32];
+	size_t i;
+
+	buf_printf(b, "# the compiled rules (rules_write): every VS with its share and\n"
+		   "# priority, the services, every rule expanded, in precedence order;\n"
+		   "# no plans or groups\n");
+	for (i = 0; i < rs->nvs; i++)
+		buf_printf(b, "vs %s cpu %s priority %u\n", rs->vs[i].name,
+			   fmt_percent(rs->vs[i].cpu, t, sizeof(t)), rs->vs[i].priority);
+	for (i = 0; i < rs->nservices; i++) {
+		const struct rules_service *s = &rs->services[i];
+
+		buf_printf(b, "service %s home %s command ", s->name, rs->vs[s->home].name);
+		write_string(b, s->command);
+		buf_printf(b, "\n");
+	}
+	for (i = 0; i < rs->nrules; i++) {
+		write_rule(rs, b, &rs->rules[i]);
+		buf_printf(b, "\n");
+	}
+}

@@ -105,7 +105,10 @@ like "$out" "group-writable \(mode 0664\)" "a group-writable file is refused"
 chmod 0646 "$R/gw.rules"
 out=$(vsctl check "$R/gw.rules" 2>&1)
 is "$?" 0 "check of a world-writable file passes, with a warning"
+like "$out" "gw.rules: warning: world-writable \(mode 0646\): vsd refuses to apply" \
+	"the warning says world-writable"
 out=$(vsctl apply "$R/gw.rules" 2>&1)
+is "$?" 1 "apply of a world-writable file fails"
 like "$out" "world-writable \(mode 0646\); only its owner may write" "apply refuses a world-writable file"
 is "$(snapshot)" "$before" "nothing changed"
 

@@ -168,7 +168,7 @@ void check_decls(struct rules_ctx *c);
 void check_budgets(struct rules_ctx *c);
 /* compile.c: rules -> c->rs->rules and the per-caller tables */
 void compile_rules(struct rules_ctx *c);
-/* write.c: one rule as a line of a rule file writes it, without the newline */
+/* write.c: one rule as rules_write() writes it, without the newline */
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
 
 void settings_free(struct settings *s);

@@ -3,6 +3,7 @@
  * The compiled rules in a stable text form: what `vsctl check --dump` shows
  * and what the golden tests compare. For small files it also prints every
  * gate decision, so a test sees what the accept gate would do.
+ *
  * A rule line is written as rules_write() writes it (write.c), with its
  * priority, specificity and location after it.
  */

@@ -425,3 +425,16 @@ gate_exe_path(char *buf, size_t len)
 	}
 	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
 }
+
+pid_t
+proc_parent(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}

@@ -4,6 +4,7 @@
 #define VSD_UTIL_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #define VS_NAME_MAX	31	/* [a-z][a-z0-9_-]{0,30} */
@@ -47,6 +48,8 @@ int write_file(const char *path, const char *s);
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
 /* The number after "KEY:" at the start of a line of a /proc-style file; -ENODATA if absent. */
 int read_field_long(const char *path, const char *key, long *v);
+/* The parent of pid, from /proc/PID/stat; 0 if it is gone. */
+pid_t proc_parent(pid_t pid);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
 

@@ -119,20 +119,6 @@ fork_gate_fd(void)
 	return fork_fd;
 }
 
-/* The parent of pid, from /proc/PID/stat (0 if it is gone). */
-static pid_t
-parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
-}
-
 static void
 on_fork(struct vsd *d, pid_t child, pid_t parent)
 {
@@ -144,7 +130,7 @@ on_fork(struct vsd *d, pid_t child, pid_t parent)
 
 	if ((fd = pidfd_open(child, 0)) < 0)
 		return;		/* gone already */
-	if (parent_of(child) != parent || cg_pid_vs(&d->cg, child, from, sizeof(from)) < 0)
+	if (proc_parent(child) != parent || cg_pid_vs(&d->cg, child, from, sizeof(from)) < 0)
 		goto out;
 	dec = rules_query_name(d->rules, RULES_GATE_FORK, from, NULL);
 	if (dec.action != RULES_TO_VS || dec.vs < 0)

@@ -186,21 +186,6 @@ service_start(const struct opts *o, const struct gate_vs *home, const sigset_t *
 	}
 }
 
-/* The parent of pid, from /proc/PID/stat (0 if it is gone). */
-static pid_t
-parent_of(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	int ppid = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')))
-		return 0;
-	if (sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
-}
-
 /*
  * Signal pid's children and their descendants (depth first, then pid's
  * direct children), each through a pidfd opened while it is still a child
@@ -234,7 +219,7 @@ signal_children(pid_t pid, int sig, int depth)
 				break;
 			if (c <= 0 || (fd = pidfd_open((pid_t)c, 0)) < 0)
 				continue;
-			if (parent_of((pid_t)c) == pid) {
+			if (proc_parent((pid_t)c) == pid) {
 				n += signal_children((pid_t)c, sig, depth + 1);
 				if (pidfd_send_signal(fd, sig, NULL, 0) == 0)
 					n++;

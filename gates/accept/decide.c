@@ -19,10 +19,7 @@
 #include "gate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
-#include "lib/proto.h"
 #include "rules/rules.h"
-
-#define GATE_VSD_TIMEOUT_MS	250
 
 void
 gate_rules_index(struct gate *g)
@@ -73,16 +70,10 @@ load_text(const char *name, const char *text, size_t len, struct rules **rs)
 int
 gate_rules_load_vsd(const char *sockpath, struct rules **rs)
 {
-	struct buf req = { 0 }, body = { 0 };
-	unsigned status;
+	struct buf body = { 0 };
 	int r;
 
-	proto_add(&req, "gaterules");
-	if ((r = proto_call(sockpath, &req, -1, &status, &body, GATE_VSD_TIMEOUT_MS)) == 0 &&
-	    status != 0)
-		r = -EPROTO;
-	buf_free(&req);
-	if (r == 0)
+	if ((r = vsd_call(sockpath, "gaterules", &body)) == 0)
 		r = load_text("vsd", body.p ? body.p : "", body.len, rs);
 	buf_free(&body);
 	return r;
@@ -109,15 +100,18 @@ by_index(struct gate *g, int idx)
 }
 
 struct gate_vs *
-gate_decide(struct gate *g, struct gate_vs *caller, struct gate_vs *req)
+gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req)
 {
 	struct rules_decision d;
-	struct gate_vs *t;
+	struct gate_vs *t, *caller;
 
-	if (!g->rules) {
+	if (!g->rules) {	/* the default rule: no lookup at all */
 		g->decided[RULES_TO_REQUESTER]++;
 		return req;
 	}
+	/* the caller: the VS the thread sits in, home while that is unknown */
+	if (!bound || !(caller = vs_table_find(&g->tab, bound)))
+		caller = vs_table_find(&g->tab, g->home);
 	if ((!caller || caller->ridx >= 0) && req->ridx >= 0)
 		d = rules_query(g->rules, RULES_GATE_ACCEPT, caller ? caller->ridx : -1, req->ridx);
 	else

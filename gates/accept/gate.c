@@ -476,10 +476,11 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 		c->vs_id = g->home;
 	if (!v)
 		return NULL;
-	cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
-	if (!(v = gate_decide(g, cur ? cur : vs_table_find(&g->tab, g->home), v)))
+	if (!(v = gate_decide(g, th->bound, v))) {
 		/* stay: no move; the work is charged where the thread is */
+		cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
 		return cur ? cur : vs_table_find(&g->tab, g->home);
+	}
 	r = bind_thread(th, v);
 	if (r == -ENOENT || r == -ENODEV) {
 		/* the VS was destroyed under us: serve the request from home */

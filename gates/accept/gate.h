@@ -74,6 +74,10 @@ void vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, 
 void vs_table_free(struct vs_table *t);
 int vs_table_load_file(struct vs_table *t, const char *path);
 int vs_table_load_vsd(struct vs_table *t, const char *sockpath);
+/* One request to vsd's control socket, its reply's body; 0 or -errno (a
+ * short timeout: it runs in the supervisor's event loop). */
+struct buf;
+int vsd_call(const char *sockpath, const char *cmd, struct buf *body);
 
 /* --- share.c --- */
 void share_init(unsigned window_ms);
@@ -260,10 +264,11 @@ void gate_rules_index(struct gate *g);
 int gate_rules_load_vsd(const char *sockpath, struct rules **rs);
 int gate_rules_load_file(const char *path, struct rules **rs);
 /*
- * The VS a thread now in caller (NULL: unknown) serves a connection from
- * req in, by the rules; NULL means stay where it is.
+ * The VS a thread now in VS bound (0: unknown, taken as home) serves a
+ * connection from req in, by the rules; NULL means stay where it is. With
+ * no rules from vsd: req, with no lookup.
  */
-struct gate_vs *gate_decide(struct gate *g, struct gate_vs *caller, struct gate_vs *req);
+struct gate_vs *gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

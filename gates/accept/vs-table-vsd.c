@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The VS table from vsd: one "gatetable" request over the control socket
- * (vsd/cmd-gate.c). vsd may be restarting or gone: then this fails within
+ * (vsd/cmd-gate.c); vsd_call() is the one way the supervisor asks vsd
+ * (decide.c asks "gaterules" with it). vsd may be restarting or gone: then this fails within
  * GATE_VSD_TIMEOUT_MS and the gate keeps serving with its last table.
  */
 #include "config.h"
@@ -20,18 +21,27 @@
 static int down;	/* log a lost vsd once, and its return once */
 
 int
-vs_table_load_vsd(struct vs_table *t, const char *sockpath)
+vsd_call(const char *sockpath, const char *cmd, struct buf *body)
 {
-	struct buf req = { 0 }, body = { 0 };
+	struct buf req = { 0 };
 	unsigned status;
 	int r;
 
-	proto_add(&req, "gatetable");
-	if ((r = proto_call(sockpath, &req, -1, &status, &body, GATE_VSD_TIMEOUT_MS)) == 0 &&
+	proto_add(&req, cmd);
+	if ((r = proto_call(sockpath, &req, -1, &status, body, GATE_VSD_TIMEOUT_MS)) == 0 &&
 	    status != 0)
 		r = -EPROTO;
 	buf_free(&req);
-	if (r == 0)
+	return r;
+}
+
+int
+vs_table_load_vsd(struct vs_table *t, const char *sockpath)
+{
+	struct buf body = { 0 };
+	int r;
+
+	if ((r = vsd_call(sockpath, "gatetable", &body)) == 0)
 		r = vs_table_parse(t, body.p);
 	buf_free(&body);
 	if (r < 0 && !down) {

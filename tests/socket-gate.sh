@@ -21,18 +21,23 @@ check_not() {
 }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (cgroups, BPF)"
-if [ -d /sys/fs/cgroup/unified ] && grep -q ' /sys/fs/cgroup/unified cgroup2 ' /proc/mounts; then
-	CGBASE=/sys/fs/cgroup/unified
+if grep -q ' /sys/fs/cgroup/unified cgroup2 ' /proc/mounts; then
+	CGHIER=unified
 elif grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then
-	CGBASE=/sys/fs/cgroup
+	CGHIER=cgroup2
 else
 	skip_all "no cgroup2 hierarchy mounted"
 fi
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF (/sys/kernel/btf/vmlinux)"
+# vsh_own_cgroup, vsh_remove_tree
+. "${top_srcdir:-.}/tests/vsd-harness.sh"
 
 ROOT=vsd-test-$$
-CG1=$CGBASE/vsd-test-$$-a
-CG2=$CGBASE/vsd-test-$$-b
+# Our cgroups go below the cgroup this test runs in, never at the root:
+# the gate needs no controller, so nothing else is written there.
+CGBASE=$(vsh_own_cgroup "$CGHIER")/$ROOT
+CG1=$CGBASE/a
+CG2=$CGBASE/b
 TMP=$(mktemp -d /tmp/vsd-test-sg.XXXXXX)
 PIDS=
 
@@ -42,13 +47,13 @@ cleanup() {
 	[ -d "/sys/fs/bpf/vsd/$ROOT" ] && "$B/socket-gate-ctl" "$ROOT" purge >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/vsd/$ROOT-small"
 	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
-	rmdir "$CG1" "$CG2" "$CGBASE/vsd-test-$$-c" 2>/dev/null
+	vsh_remove_tree "$CGBASE"
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-mkdir "$CG1" "$CG2" || { echo "Bail out! cannot create cgroups under $CGBASE"; exit 1; }
+mkdir "$CGBASE" "$CG1" "$CG2" || { echo "Bail out! cannot create cgroups under $CGBASE"; exit 1; }
 
 # in_cg CGDIR|- CMD...: run CMD as a child moved into CGDIR (- : stay).
 in_cg() {
@@ -207,7 +212,7 @@ check "no full-map failures" 'full=0$' "$out"
 
 # A full table is counted, not silently ignored: the real gate built with
 # an 8-slot table (tests/sg-small.bpf.o), its own pins, a third cgroup.
-CG3=$CGBASE/vsd-test-$$-c
+CG3=$CGBASE/c
 mkdir "$CG3"
 VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/socket-gate-ctl" "$ROOT-small" attach "$CG3" 1 >/dev/null 2>&1
 (in_cg "$CG3" "$B/net-probe" hold 127.0.0.1 "$p4" 10 "$TMP/release-full") > "$TMP/hold-full" &

@@ -13,6 +13,10 @@
 #   vsh_stop [SIGNAL]        send SIGNAL (TERM), wait for it; the VSs stay
 #   vsh_dirs                 every cgroup directory of the instance that exists:
 #                            VSH_ROOT in each hierarchy, and its systemd scope
+#   vsh_own_cgroup HIER      the cgroup this shell runs in, as a directory of
+#                            hierarchy HIER (a v1 controller, or unified); the
+#                            one tree on a pure-v2 host. What a test makes
+#                            without vsd goes below it, never at a root.
 #   vsh_root_dirs            where vsd puts its root directories, existing or
 #                            not: <mount><cgroup of this shell>/VSH_ROOT in each
 #                            hierarchy, or in its scope under systemd (vsd(8))
@@ -65,26 +69,36 @@ _vsh_scoped() {
 		[ -z "${VSD_NO_SCOPE:-}" ]
 }
 
+# From /proc/self/cgroup: "0::PATH" is the cgroup2 line, "N:ctl,ctl:PATH" a
+# v1 hierarchy's (lib/cgroup.c reads it the same way).
+vsh_own_cgroup() {
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup${_vsh_own%/}"
+	elif [ "$1" = unified ]; then
+		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
+		echo "/sys/fs/cgroup/unified${_vsh_own%/}"
+	else
+		_vsh_own=$(awk -F: -v c="$1" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
+		echo "$(readlink -f "/sys/fs/cgroup/$1")${_vsh_own%/}"
+	fi
+}
+
 vsh_root_dirs() {
 	if _vsh_scoped; then
 		echo "$(vsh_scope)/$VSH_ROOT"
 		return
 	fi
 	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
-		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
-		_vsh_own=${_vsh_own%/*/.daemon}
-		echo "/sys/fs/cgroup${_vsh_own%/}/$VSH_ROOT"
+		_vsh_d=$(vsh_own_cgroup unified)
+		echo "${_vsh_d%/*/.daemon}/$VSH_ROOT"
 		return
 	fi
 	for _vsh_c in cpu cpuacct memory pids; do
-		[ -d "/sys/fs/cgroup/$_vsh_c" ] || continue
-		_vsh_mnt=$(readlink -f "/sys/fs/cgroup/$_vsh_c")
-		_vsh_own=$(awk -F: -v c="$_vsh_c" '{ n = split($2, a, ","); for (i = 1; i <= n; i++) if (a[i] == c) print $3 }' /proc/self/cgroup)
-		echo "$_vsh_mnt${_vsh_own%/}/$VSH_ROOT"
+		[ -d "/sys/fs/cgroup/$_vsh_c" ] && echo "$(vsh_own_cgroup "$_vsh_c")/$VSH_ROOT"
 	done | sort -u
 	if [ "$(stat -fc %T /sys/fs/cgroup/unified 2>/dev/null)" = cgroup2fs ]; then
-		_vsh_own=$(sed -n 's/^0:://p' /proc/self/cgroup)
-		echo "/sys/fs/cgroup/unified${_vsh_own%/}/$VSH_ROOT"
+		echo "$(vsh_own_cgroup unified)/$VSH_ROOT"
 	fi
 }
 
@@ -140,3 +154,4 @@ vsh_cleanup() {
 	[ -n "$_vsh_own_dir" ] && [ -n "$VSH_DIR" ] && rm -rf "$VSH_DIR"
 	return $_vsh_left
 }
+

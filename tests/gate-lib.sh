@@ -184,6 +184,8 @@ cleanup() {
 	vsh_cleanup
 	# the private connection table of the tests that run without vsd
 	rm -rf "/sys/fs/bpf/$T" "$W"
+	# nothing of ours, nor of a test that has ended, at a hierarchy's root
+	vsh_check_roots || exit 1
 }
 trap 'cleanup' EXIT
 trap 'exit 1' INT TERM

@@ -87,6 +87,9 @@ _cleanup() {
 	# a test may end with VSs in place, so leftovers are not an error here.
 	vsh_cleanup
 	[ -n "$VSD_TMP" ] && rm -rf "$VSD_TMP"
+	# but nothing of ours, nor of a test that has ended, at a hierarchy's
+	# root: the exit status makes the TAP driver report an error
+	vsh_check_roots || exit 1
 }
 trap _cleanup EXIT
 trap 'exit 1' INT TERM

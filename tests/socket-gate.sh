@@ -29,7 +29,7 @@ else
 	skip_all "no cgroup2 hierarchy mounted"
 fi
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF (/sys/kernel/btf/vmlinux)"
-# vsh_own_cgroup, vsh_remove_tree
+# vsh_own_cgroup, vsh_remove_tree, vsh_check_roots
 . "${top_srcdir:-.}/tests/vsd-harness.sh"
 
 ROOT=vsd-test-$$
@@ -42,6 +42,7 @@ TMP=$(mktemp -d /tmp/vsd-test-sg.XXXXXX)
 PIDS=
 
 cleanup() {
+	st=$?
 	for p in $PIDS; do kill "$p" 2>/dev/null; done
 	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	[ -d "/sys/fs/bpf/vsd/$ROOT" ] && "$B/socket-gate-ctl" "$ROOT" purge >/dev/null 2>&1
@@ -49,6 +50,8 @@ cleanup() {
 	rmdir /sys/fs/bpf/vsd 2>/dev/null	# only if no other instance is in it
 	vsh_remove_tree "$CGBASE"
 	rm -rf "$TMP"
+	vsh_check_roots || st=1
+	exit $st
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM

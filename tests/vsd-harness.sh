@@ -24,6 +24,9 @@
 #   vsh_cleanup              stop vsd, kill what is left in its cgroups, remove
 #                            them, its pins and VSH_DIR; status 1 if anything
 #                            besides VSH_DIR had to be removed
+#   vsh_check_roots          status 1, and a "# " line for each, if a cgroup
+#                            of a finished test or benchmark (or of this one,
+#                            after its cleanup) is at a hierarchy's root
 : "${top_builddir:=$(cd "$(dirname "$0")/.." && pwd)}"
 VSD=${VSD:-$top_builddir/vsd/vsd}
 VSCTL=${VSCTL:-$top_builddir/vsctl/vsctl}
@@ -155,3 +158,33 @@ vsh_cleanup() {
 	return $_vsh_left
 }
 
+# The roots: each v1 mount and cgroup2's on a hybrid host, the one tree on a
+# pure-v2 host (where /sys/fs/cgroup/*/ are ordinary cgroups).
+_vsh_hier_roots() {
+	if [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ]; then
+		echo /sys/fs/cgroup
+		return
+	fi
+	for _vsh_d in /sys/fs/cgroup/*/; do
+		mountpoint -q "$_vsh_d" && readlink -f "$_vsh_d"
+	done | sort -u
+}
+
+# What tests and benchmarks make is named vsd-test-<pid>..., vsd-bench-...<pid>...
+# or vsd-t<pid> (the pid of the shell or program that made it). A name whose
+# pid still runs belongs to a test running now (on a host where a test's own
+# cgroup is the root, its cgroups are there while it runs); any other is
+# left behind. This shell's own are checked too: it calls this last.
+vsh_check_roots() {
+	_vsh_bad=0
+	for _vsh_r in $(_vsh_hier_roots); do
+		for _vsh_d in "$_vsh_r"/vsd-test-* "$_vsh_r"/vsd-bench-* "$_vsh_r"/vsd-t[0-9]*; do
+			[ -d "$_vsh_d" ] || continue
+			_vsh_p=$(basename "$_vsh_d" | sed 's/^[^0-9]*\([0-9]*\).*/\1/')
+			[ -n "$_vsh_p" ] && [ "$_vsh_p" != $$ ] && kill -0 "$_vsh_p" 2>/dev/null && continue
+			echo "# left behind at the root of a cgroup hierarchy: $_vsh_d"
+			_vsh_bad=1
+		done
+	done
+	return $_vsh_bad
+}

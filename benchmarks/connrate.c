@@ -3,8 +3,9 @@
  * Socket gate cost: TCP connection rate (connect + accept + close) over
  * loopback with and without the socket gate attached, in one run.
  *
- * A client and a server process sit in a cgroup2 directory of their own
- * (so both ends of every connection pass the gate: the worst case); with
+ * A client and a server process sit in a cgroup2 directory of their own,
+ * vsd-bench-connrate-PID below the cgroup connrate runs in (so both ends
+ * of every connection pass the gate: the worst case); with
  * -S the server stays outside (a VS's client of a shared service).  Each
  * repetition measures one ungated and one gated batch, in alternating
  * order, with the gate attached to / detached from that cgroup through
@@ -34,12 +35,11 @@
 
 #include <bpf/bpf.h>
 
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "gates/socket/gate-socket.h"
 
-#define CG_BASE	"/sys/fs/cgroup/unified"
-
-static char cgdir[256], root[64];
+static char cgdir[PATH_MAX], root[64];
 static pid_t server_pid = -1, client_pid = -1;
 static struct gate_socket *gate;
 
@@ -72,7 +72,7 @@ on_signal(int sig)
 static void
 join_cgroup(void)
 {
-	char path[300], pid[32];
+	char path[PATH_MAX + 16], pid[32];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/cgroup.procs", cgdir);
@@ -177,7 +177,7 @@ client(int v6, int port, int in, int out)
 static uint64_t
 cg_usage_usec(void)
 {
-	char path[300], key[64];
+	char path[PATH_MAX + 16], key[64];
 	unsigned long long v = 0;
 	FILE *f;
 
@@ -273,6 +273,7 @@ main(int argc, char **argv)
 	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, port, i;
 	int to_client[2], from_client[2];
 	const char *csv = NULL;
+	static struct cg_ctx cg;	/* large: off the stack */
 	struct stat st;
 	double *un, *ga, *ratio, *uc, *gc, *cratio, *bpfns = NULL;
 	uint64_t t0;
@@ -294,8 +295,14 @@ main(int argc, char **argv)
 	if (n <= 0 || reps <= 0)
 		return 2;
 	log_init(1, 0, "connrate");
-	snprintf(cgdir, sizeof(cgdir), "%s/vsd-bench-connrate-%d", CG_BASE, getpid());
 	snprintf(root, sizeof(root), "vsd-bench-connrate-%d", getpid());
+	/* cgroup2's <mount><our cgroup>/<root>, never at the hierarchy's root */
+	if (cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", root) < 0)
+		return 1;
+	if (cg_root_path(&cg, CG_R_BPF, cgdir, sizeof(cgdir)) < 0) {
+		fprintf(stderr, "connrate: no cgroup2 hierarchy\n");
+		return 1;
+	}
 	atexit(cleanup);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);

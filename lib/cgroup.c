@@ -654,3 +654,13 @@ cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t l
 		return -ENOENT;
 	return cg_vs_path(cg, h, vs->name, buf, len);
 }
+
+int
+cg_root_path(const struct cg_ctx *cg, unsigned role, char *buf, size_t len)
+{
+	int h = hier_with(cg, role);
+
+	if (h < 0)
+		return -ENOENT;
+	return path_fmt(buf, len, "%s", cg->hier[h].base);
+}

@@ -124,6 +124,10 @@ struct cg_usage {
 int cg_vs_usage(const struct cg_ctx *cg, const struct vs *vs, struct cg_usage *u);
 /* The cgroup2 directory of the VS (for BPF), or -ENOENT on legacy hosts. */
 int cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t len);
+/* The cgroup-root directory (<mount><own cgroup>/<root>, not made here) of
+ * the first hierarchy with role (CG_R_*), or -ENOENT: where a benchmark that
+ * needs one cgroup of its own makes it, below the cgroup it runs in. */
+int cg_root_path(const struct cg_ctx *cg, unsigned role, char *buf, size_t len);
 
 /*
  * The hot path (cgroup-fast.c), for the accept gate: each call goes through a

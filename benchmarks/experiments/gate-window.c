@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "lib/cgroup.h"
+#include "lib/log.h"
 #include "gates/accept/gate.h"
 #include "lib/util.h"
 
@@ -35,8 +36,9 @@ static const unsigned taus[] = { 25, 50, 100, 200, 400, 800 };
 #define NT	(sizeof(taus) / sizeof(taus[0]))
 #define TICK_NS	10000000ull
 
-static char cgdir[PATH_MAX + 64], own[PATH_MAX];
+static char cgdir[PATH_MAX];
 static int v2, usage_fd = -1;
+static pid_t load_pid = -1;
 
 /* through the cgroup backend's hot path, as the gate reads it */
 static uint64_t
@@ -63,6 +65,8 @@ load(void)
 {
 	char pid[16];
 
+	signal(SIGINT, SIG_DFL);	/* the parent cleans up */
+	signal(SIGTERM, SIG_DFL);
 	snprintf(pid, sizeof(pid), "%d", getpid());
 	if (cg_write(cgdir, "cgroup.procs", pid) < 0)
 		_exit(1);
@@ -76,35 +80,24 @@ load(void)
 	}
 }
 
-/* Our cgroup in the hierarchy we measure in: "0::PATH" (cgroup2) or the
- * line whose controllers include cpuacct (v1). */
-static int
-own_cgroup(int pure, char *buf, size_t len)
+static void
+cleanup(void)
 {
-	char line[4096];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	int r = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL, *ctl;
-
-		if (!c2)
-			continue;
-		*c2 = '\0';
-		ctl = c1 + 1;
-		line[strcspn(line, "\n")] = '\0';
-		c2[1 + strcspn(c2 + 1, "\n")] = '\0';
-		if (pure ? (strcmp(line, "0") == 0 && *ctl == '\0') :
-		    (strstr(ctl, "cpuacct") != NULL)) {
-			snprintf(buf, len, "%s", c2 + 1);
-			r = 0;
-			break;
-		}
+	if (load_pid > 0) {
+		kill(load_pid, SIGKILL);
+		waitpid(load_pid, NULL, 0);
+		load_pid = -1;
 	}
-	fclose(f);
-	return r;
+	if (cgdir[0])
+		rmdir(cgdir);
+	cgdir[0] = '\0';
+}
+
+static void
+on_signal(int sig)
+{
+	(void)sig;
+	exit(1);	/* runs cleanup() through atexit */
 }
 
 int
@@ -114,6 +107,8 @@ main(int argc, char **argv)
 	double dur = 4, lag_sum[NT] = { 0 }, sd_sum[NT] = { 0 }, mean_sum[NT] = { 0 }, truth_sum = 0;
 	double sds[NT][32];
 	int runs = 3, c, run;
+	static struct cg_ctx cg;	/* large: off the stack */
+	char root[64];
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	FILE *out;
 	size_t i;
@@ -130,20 +125,28 @@ main(int argc, char **argv)
 	}
 	if (runs < 1 || runs > 32 || dur < 2 || dur > 30)
 		return 2;
+	log_init(1, 0, "gate-window");
 	v2 = cg_pure_v2("/sys/fs/cgroup");
-	/* below our own cgroup, never at the hierarchy's root */
-	if (own_cgroup(v2, own, sizeof(own)) < 0) {
-		fprintf(stderr, "gate-window: cannot read our cgroup from /proc/self/cgroup\n");
+	/* <cpuacct's mount, or cgroup2's><our cgroup>/<root>: below the cgroup
+	 * we run in (lib/cgroup.c), never at the hierarchy's root */
+	snprintf(root, sizeof(root), "vsd-bench-window-%d", getpid());
+	if (cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", root) < 0 ||
+	    cg_root_path(&cg, CG_R_CPUACCT, cgdir, sizeof(cgdir)) < 0) {
+		fprintf(stderr, "gate-window: cannot find our cgroup\n");
 		return 1;
 	}
-	snprintf(cgdir, sizeof(cgdir), "/sys/fs/cgroup/%s%s/vsd-bench-window-%d",
-	    v2 ? "" : "cpuacct", strcmp(own, "/") == 0 ? "" : own, getpid());
+	if (!(out = fopen(csv, "we"))) {
+		fprintf(stderr, "gate-window: %s: %s\n", csv, strerror(errno));
+		return 1;
+	}
+	atexit(cleanup);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
 	if (mkdir(cgdir, 0755) < 0) {
 		fprintf(stderr, "gate-window: mkdir %s: %s\n", cgdir, strerror(errno));
+		cgdir[0] = '\0';
 		return 1;
 	}
-	if (!(out = fopen(csv, "we")))
-		return 1;
 	fprintf(out, "run,t_ms,true_bp");
 	for (i = 0; i < NT; i++)
 		fprintf(out, ",tau%u_bp", taus[i]);
@@ -155,7 +158,7 @@ main(int argc, char **argv)
 		double est[NT] = { 0 }, sum[NT] = { 0 }, sq[NT] = { 0 }, lag[NT];
 		uint64_t t0, prev_t, prev_u, start_u = 0, end_u;
 		long n = 0, k;
-		pid_t pid = fork();
+		pid_t pid = load_pid = fork();
 
 		if (pid == 0)
 			load();
@@ -199,6 +202,7 @@ main(int argc, char **argv)
 		end_u = read_usage();
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
+		load_pid = -1;
 		{
 			double truth = (double)(end_u - start_u) / (dur * 1e9 * ncpu) * 1e4;
 
@@ -221,7 +225,7 @@ main(int argc, char **argv)
 		}
 	}
 	fclose(out);
-	rmdir(cgdir);
+	cleanup();
 	printf("# load: busy U(0,10) ms / idle U(0,10) ms on one thread; %ld CPUs; %d runs of %.0f s\n",
 	    ncpu, runs, dur);
 	printf("# true average use: %.0f bp (of the whole machine)\n", truth_sum / runs);

@@ -27,8 +27,9 @@ BENCH_OUTSIDE_PIDS=	# processes outside every VS whose CPU we report
 bench_die() { echo "${0##*/}: $*" >&2; exit 1; }
 bench_log() { echo "${0##*/}: $*" >&2; }
 
-# Our own cgroup, the parent of everything the benchmark measures (hybrid
-# hosts only; on a pure-v2 host we run where we are):
+# Our own cgroup, the parent of everything the benchmark measures, below the
+# cgroup this shell runs in, in each of the hierarchies cpu, cpuacct, pids
+# and unified (hybrid hosts only; on a pure-v2 host we run where we are):
 #   vsd-bench-PID           cpu.shares $BENCH_SHARES; vsd itself runs here
 #   vsd-bench-PID/vsd-bench-PID   our vsd's cgroup root, the VSs below it
 #   vsd-bench-PID/outside   processes outside every VS (the shared FastCGI
@@ -38,6 +39,7 @@ bench_log() { echo "${0##*/}: $*" >&2; }
 # it changes nothing between the VSs, which is what we compare.
 BENCH_SHARES=${BENCH_SHARES:-8192}
 BENCH_HIERS=
+declare -gA BENCH_CGDIR=()	# hierarchy -> our vsd-bench-PID directory in it
 bench_hybrid() { [ -d /sys/fs/cgroup/cpu ] && [ -d /sys/fs/cgroup/unified ] &&
 	[ ! -e /sys/fs/cgroup/cgroup.controllers ]; }
 
@@ -45,8 +47,8 @@ bench_hybrid() { [ -d /sys/fs/cgroup/cpu ] && [ -d /sys/fs/cgroup/unified ] &&
 bench_move() {
 	local h
 	for h in $BENCH_HIERS; do
-		echo "$BASHPID" > "/sys/fs/cgroup/$h/$BENCH_CG${1:+/$1}/cgroup.procs" ||
-			bench_die "cannot move into /sys/fs/cgroup/$h/$BENCH_CG/$1"
+		echo "$BASHPID" > "${BENCH_CGDIR[$h]}${1:+/$1}/cgroup.procs" ||
+			bench_die "cannot move into ${BENCH_CGDIR[$h]}${1:+/$1}"
 	done
 }
 
@@ -66,11 +68,12 @@ bench_vs_setup() {
 	if bench_hybrid; then
 		BENCH_HIERS="cpu cpuacct pids unified"
 		for h in $BENCH_HIERS; do
-			mkdir "/sys/fs/cgroup/$h/$BENCH_CG" "/sys/fs/cgroup/$h/$BENCH_CG/outside" ||
-				bench_die "cannot create our cgroup under /sys/fs/cgroup/$h"
+			BENCH_CGDIR[$h]=$(vsh_own_cgroup "$h")/$BENCH_CG
+			mkdir "${BENCH_CGDIR[$h]}" "${BENCH_CGDIR[$h]}/outside" ||
+				bench_die "cannot create our cgroup ${BENCH_CGDIR[$h]}"
 		done
-		echo "$BENCH_SHARES" > "/sys/fs/cgroup/cpu/$BENCH_CG/cpu.shares" ||
-			bench_die "cannot set cpu.shares of /sys/fs/cgroup/cpu/$BENCH_CG"
+		echo "$BENCH_SHARES" > "${BENCH_CGDIR[cpu]}/cpu.shares" ||
+			bench_die "cannot set cpu.shares of ${BENCH_CGDIR[cpu]}"
 	else
 		bench_log "not a hybrid cgroup host: running without our own parent cgroup"
 	fi
@@ -111,7 +114,7 @@ bench_vs_cpu_us() {
 bench_outside_cpu_us() {
 	local pid tck sum=0 t
 	if [ -n "$BENCH_HIERS" ]; then
-		echo $(($(cat "/sys/fs/cgroup/cpuacct/$BENCH_CG/outside/cpuacct.usage") / 1000))
+		echo $(($(cat "${BENCH_CGDIR[cpuacct]}/outside/cpuacct.usage") / 1000))
 		return
 	fi
 	tck=$(getconf CLK_TCK)
@@ -134,7 +137,7 @@ bench_vs_teardown() {
 	vsh_stop TERM	# it removes its empty cgroup root
 	BENCH_VSD_PID=
 	for h in $BENCH_HIERS; do
-		for d in "/sys/fs/cgroup/$h/$BENCH_CG/outside" "/sys/fs/cgroup/$h/$BENCH_CG"; do
+		for d in "${BENCH_CGDIR[$h]}/outside" "${BENCH_CGDIR[$h]}"; do
 			[ -d "$d" ] || continue
 			for i in 1 2 3 4 5 6 7 8 9 10; do
 				pids=$(cat "$d/cgroup.procs" 2>/dev/null)
@@ -146,8 +149,8 @@ bench_vs_teardown() {
 			rmdir "$d" 2>/dev/null
 		done
 	done
-	for d in /sys/fs/cgroup/*/"$BENCH_CG" /sys/fs/cgroup/"$BENCH_CG"; do
-		[ -d "$d" ] && bench_log "warning: $d is left behind"
+	for d in $(vsh_dirs); do	# ours and our vsd's, wherever they are
+		bench_log "warning: $d is left behind"
 	done
 	# With no VS left, vsd unpins its socket gate when it stops; the harness
 	# removes whatever of the instance is left (cgroups, scope, pins).
@@ -155,6 +158,7 @@ bench_vs_teardown() {
 		bench_log "warning: /sys/fs/bpf/vsd/$BENCH_CG was left behind; removing it"
 	vsh_cleanup
 	BENCH_CG= BENCH_HIERS=
+	BENCH_CGDIR=()
 }
 
 # CPU pinning (see benchmarks/results/insulation.md): the sites and their FastCGI servers share

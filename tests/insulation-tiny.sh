@@ -18,8 +18,9 @@ done
 command -v apache2 >/dev/null || [ -x /usr/sbin/apache2 ] || {
 	echo "1..0 # SKIP apache2 is not installed (scripts/deps.sh installs it)"; exit 0; }
 
+. "$top_srcdir/tests/vsd-harness.sh"	# vsh_dirs, vsh_check_roots
 out=$(mktemp -d /tmp/vsd-test-$$.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+trap 'st=$?; rm -rf "$out"; vsh_check_roots || st=1; exit $st' EXIT
 n=0
 ok()   { n=$((n + 1)); echo "ok $n - $*"; }
 fail() { n=$((n + 1)); echo "not ok $n - $*"; }
@@ -83,7 +84,8 @@ leftovers() {
 	for log in "$out/ins.log" "$out/vh.log"; do
 		read -r cg run < <(sed -n 's/.*cgroups: \([^;]*\); scratch: \(.*\)/\1 \2/p' "$log")
 		[ -n "$cg" ] && [ -n "$run" ] || return 1
-		if ls -d /sys/fs/cgroup/*/"$cg" /sys/fs/cgroup/"$cg" 2>/dev/null | grep -q .; then
+		# below the cgroup the benchmark ran in, or at a root
+		if VSH_ROOT=$cg vsh_dirs | grep -q . || grep -q "warning: .* is left behind" "$log"; then
 			echo "# left behind: cgroup $cg"; return 1
 		fi
 		if [ -e "/sys/fs/bpf/vsd/$cg" ] || grep -q "/sys/fs/bpf/vsd/$cg was left behind" "$log"; then

@@ -16,8 +16,9 @@
  *                                   "listening PORT"), accept one connection
  *                                   and print the VS the map names for it,
  *                                   as the accept gate looks it up
- *   socket-gate-ctl ROOT scale N CGBASE   time attach and detach of N VSs (cgroup
- *                                   dirs CGBASE/ROOT-<i>, made and removed)
+ *   socket-gate-ctl ROOT scale N    time attach and detach of N VSs (cgroup2
+ *                                   dirs ROOT/<i> below the cgroup it runs
+ *                                   in, made and removed)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/cgroup.h"
 #include "lib/log.h"
 #include "gates/socket/gate-socket.h"
 
@@ -91,39 +93,60 @@ cmp_dbl(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The gate's share of creating and destroying VSs at scale. */
+/*
+ * The gate's share of creating and destroying VSs at scale: n cgroup2
+ * directories ROOT/<i> below the cgroup we run in (where vsd would put a
+ * root of that name, never at the hierarchy's root), removed again whatever
+ * happens.
+ */
 static int
-scale(struct gate_socket *g, const char *root, int n, const char *base)
+scale(struct gate_socket *g, const char *root, int n)
 {
 	struct gate_socket_cfg cfg = { .flags = VSD_CFG_TOS | VSD_CFG_MARK, .tos = 0x28, .mark = 1 };
 	double *at = calloc(n, sizeof(double)), *dt = calloc(n, sizeof(double)), t0;
-	char dir[512];
+	static struct cg_ctx cg;	/* large: off the stack */
+	char base[PATH_MAX], dir[PATH_MAX + 16];
 	struct stat sb;
-	int i, r = 0;
+	int i, made = 0, r;
 
-	if (!at || !dt)
-		return -ENOMEM;
-	for (i = 0; i < n && r == 0; i++) {
-		snprintf(dir, sizeof(dir), "%s/%s-%d", base, root, i);
-		if (mkdir(dir, 0755) < 0 || stat(dir, &sb) < 0)
-			return -errno;
-		t0 = now_us();
-		r = gate_socket_attach(g, dir, sb.st_ino, i + 1, &cfg);
-		at[i] = now_us() - t0;
+	if (!at || !dt) {
+		r = -ENOMEM;
+		goto out;
 	}
-	for (i = 0; i < n; i++) {
+	if ((r = cg_init(&cg, "/sys/fs/cgroup", "/proc/self/cgroup", root)) < 0 ||
+	    (r = cg_root_path(&cg, CG_R_BPF, base, sizeof(base))) < 0)
+		goto out;
+	if (mkdir(base, 0755) < 0) {
+		r = -errno;
+		goto out;
+	}
+	for (; made < n && r == 0; made++) {
+		snprintf(dir, sizeof(dir), "%s/%d", base, made);
+		if (mkdir(dir, 0755) < 0 || stat(dir, &sb) < 0) {
+			r = -errno;
+			break;
+		}
+		t0 = now_us();
+		r = gate_socket_attach(g, dir, sb.st_ino, made + 1, &cfg);
+		at[made] = now_us() - t0;
+	}
+	for (i = 0; i < made; i++) {
 		t0 = now_us();
 		gate_socket_detach(g, i + 1);
 		dt[i] = now_us() - t0;
-		snprintf(dir, sizeof(dir), "%s/%s-%d", base, root, i);
+		snprintf(dir, sizeof(dir), "%s/%d", base, i);
 		rmdir(dir);
 	}
+	rmdir(base);
+	if (r < 0)
+		goto out;
 	qsort(at, n, sizeof(double), cmp_dbl);
 	qsort(dt, n, sizeof(double), cmp_dbl);
 	printf("attach: %d VSs, median %.0f us, p90 %.0f us, max %.0f us\n", n,
 	       at[n / 2], at[n * 9 / 10], at[n - 1]);
 	printf("detach: %d VSs, median %.0f us, p90 %.0f us, max %.0f us\n", n,
 	       dt[n / 2], dt[n * 9 / 10], dt[n - 1]);
+out:
 	free(at);
 	free(dt);
 	return r;
@@ -222,8 +245,8 @@ main(int argc, char **argv)
 			       (unsigned long long)st[VSD_STAT_CONNS_FULL]);
 	} else if (!strcmp(cmd, "accept") && argc == 4) {
 		r = accept_lookup(argv[1], argv[3]);
-	} else if (!strcmp(cmd, "scale") && argc == 5) {
-		r = scale(g, argv[1], atoi(argv[3]), argv[4]);
+	} else if (!strcmp(cmd, "scale") && argc == 4 && atoi(argv[3]) > 0) {
+		r = scale(g, argv[1], atoi(argv[3]));
 	} else if (!strcmp(cmd, "purge")) {
 		return gate_socket_purge(g) < 0;
 	} else {

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # One private vsd for a test or a benchmark: the only place that starts,
 # stops and cleans up after one. POSIX sh, sourced by tests/lib.sh,
-# tests/gate-lib.sh, benchmarks/lib-vsd.sh and benchmarks/lib-bench.sh.
+# tests/gate-lib.sh, benchmarks/lib-vsd.sh and benchmarks/lib-bench.sh;
+# tests/socket-gate.sh and tests/insulation-tiny.sh use its cgroup helpers.
 #
 # An instance is named by VSH_ROOT (its cgroup root, and its pin directory
 # /sys/fs/bpf/vsd/VSH_ROOT) and lives in VSH_DIR (socket, state, log; made

@@ -21,13 +21,7 @@ check_not() {
 }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root (cgroups, BPF)"
-if grep -q ' /sys/fs/cgroup/unified cgroup2 ' /proc/mounts; then
-	CGHIER=unified
-elif grep -q ' /sys/fs/cgroup cgroup2 ' /proc/mounts; then
-	CGHIER=cgroup2
-else
-	skip_all "no cgroup2 hierarchy mounted"
-fi
+grep -Eq ' /sys/fs/cgroup(/unified)? cgroup2 ' /proc/mounts || skip_all "no cgroup2 hierarchy mounted"
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF (/sys/kernel/btf/vmlinux)"
 # vsh_own_cgroup, vsh_remove_tree, vsh_check_roots
 . "${top_srcdir:-.}/tests/vsd-harness.sh"
@@ -35,7 +29,7 @@ fi
 ROOT=vsd-test-$$
 # Our cgroups go below the cgroup this test runs in, never at the root:
 # the gate needs no controller, so nothing else is written there.
-CGBASE=$(vsh_own_cgroup "$CGHIER")/$ROOT
+CGBASE=$(vsh_own_cgroup unified)/$ROOT
 CG1=$CGBASE/a
 CG2=$CGBASE/b
 TMP=$(mktemp -d /tmp/vsd-test-sg.XXXXXX)
@@ -57,6 +51,7 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 mkdir "$CGBASE" "$CG1" "$CG2" || { echo "Bail out! cannot create cgroups under $CGBASE"; exit 1; }
+echo "# cgroups: $CGBASE/{a,b,c}"
 
 # in_cg CGDIR|- CMD...: run CMD as a child moved into CGDIR (- : stay).
 in_cg() {

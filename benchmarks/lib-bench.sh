@@ -36,7 +36,8 @@ bench_log() { echo "${0##*/}: $*" >&2; }
 #                           server in insulation-only mode), default weight
 # The raised weight keeps other work on this shared machine from taking the
 # sites' CPU mid-run (the load balancer moves it to the other CPU instead);
-# it changes nothing between the VSs, which is what we compare.
+# it changes nothing between the VSs, which is what we compare. It counts
+# against our siblings only, so it does that where we run in the root cgroup.
 BENCH_SHARES=${BENCH_SHARES:-8192}
 BENCH_HIERS=
 declare -gA BENCH_CGDIR=()	# hierarchy -> our vsd-bench-PID directory in it

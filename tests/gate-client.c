@@ -4,7 +4,10 @@
  * 127.0.0.1:PORT with J threads, sends "id K[ REQ]\n" on each and reads the
  * answer to EOF. Every answer must echo its own id exactly once.
  *
- *   gate-client -p PORT [-n N] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
+ *   gate-client -p PORT [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
+ *     -t   keep going for SEC seconds instead of N requests, then also print
+ *          the latency (connect to answer) of the answers: "p50_ms X p99_ms Y
+ *          max_ms Z"
  *     -b   bind connection K to source port BASEPORT+K (tests classify by it)
  *     -v   print every answer ("K <answer>")
  *     -x   connect and close without a request (a client that gives up)
@@ -22,6 +25,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 static int port, base, verbose, quit_early;
@@ -29,6 +33,42 @@ static long total, next_id;
 static const char *reqs = "";
 static long nok, nbad;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* -t: the deadline, and each answer's latency */
+static double deadline;
+static double *lat;
+static size_t nlat, caplat;
+
+static double
+now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the q-quantile (nearest rank) of the sorted latencies, in ms */
+static double
+quantile_ms(double q)
+{
+	size_t i = (size_t)(q * (double)nlat + 0.999999);
+
+	if (nlat == 0)
+		return 0;
+	if (i < 1)
+		i = 1;
+	if (i > nlat)
+		i = nlat;
+	return lat[i - 1] * 1e3;
+}
 
 static int
 one(long id)
@@ -94,17 +134,38 @@ worker(void *arg)
 		long id;
 		int r;
 
+		double t0;
+
 		pthread_mutex_lock(&mu);
-		id = next_id < total ? next_id++ : -1;
+		if (deadline > 0)
+			id = now_s() < deadline ? next_id++ : -1;
+		else
+			id = next_id < total ? next_id++ : -1;
 		pthread_mutex_unlock(&mu);
 		if (id < 0)
 			return NULL;
+		t0 = now_s();
 		r = one(id);
+		t0 = now_s() - t0;
 		pthread_mutex_lock(&mu);
 		if (r == 0)
 			nok++;
 		else
 			nbad++;
+		if (r == 0 && deadline > 0) {
+			if (nlat == caplat) {
+				size_t cap = caplat ? caplat * 2 : 1024;
+				double *nl = realloc(lat, cap * sizeof(*nl));
+
+				if (!nl) {
+					perror("gate-client");
+					exit(2);
+				}
+				lat = nl;
+				caplat = cap;
+			}
+			lat[nlat++] = t0;
+		}
 		pthread_mutex_unlock(&mu);
 	}
 }
@@ -132,29 +193,39 @@ main(int argc, char **argv)
 {
 	pthread_t th[256];
 	int c, j = 1, i;
+	double secs = 0;
 
 	total = 1;
-	while ((c = getopt(argc, argv, "p:n:j:r:b:vxu:")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:t:j:r:b:vxu:")) != -1) {
 		switch (c) {
 		case 'u': return dump_unix(optarg);
 		case 'p': port = atoi(optarg); break;
 		case 'n': total = atol(optarg); break;
+		case 't': secs = atof(optarg); break;
 		case 'j': j = atoi(optarg); break;
 		case 'r': reqs = optarg; break;
 		case 'b': base = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		case 'x': quit_early = 1; break;
 		default:
-			fprintf(stderr, "usage: gate-client -p PORT [-n N] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]\n");
+			fprintf(stderr, "usage: gate-client -p PORT [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]\n");
 			return 2;
 		}
 	}
-	if (j < 1 || j > 256 || !port)
+	if (j < 1 || j > 256 || !port || secs < 0)
 		return 2;
+	if (secs > 0)
+		deadline = now_s() + secs;
 	for (i = 0; i < j; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (i = 0; i < j; i++)
 		pthread_join(th[i], NULL);
-	printf("ok %ld bad %ld\n", nok, nbad);
+	if (secs > 0) {
+		qsort(lat, nlat, sizeof(*lat), cmp_double);
+		printf("ok %ld bad %ld p50_ms %.1f p99_ms %.1f max_ms %.1f\n", nok, nbad,
+		    quantile_ms(0.5), quantile_ms(0.99), quantile_ms(1.0));
+	} else {
+		printf("ok %ld bad %ld\n", nok, nbad);
+	}
 	return nbad ? 1 : 0;
 }

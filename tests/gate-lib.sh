@@ -91,7 +91,7 @@ started() {
 	GPID=$!
 	GATE_PIDS="$GATE_PIDS $GPID"
 	for _i in $(seq 100); do
-		PORT=$(awk '/^port /{print $2; exit}' "$OUT")
+		PORT=$(awk '/^port /{print $2; exit}' "$OUT" 2>/dev/null)
 		[ -n "$PORT" ] && [ -S "$STATUS" ] && break
 		sleep 0.05
 	done

@@ -78,7 +78,8 @@ tests_gate_client_LDADD = -lpthread
 # A cgroup's CPU usage through the backend (lib/cgroup-fast.c), for the
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
-GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh
+GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
+	tests/gate-fair.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

@@ -2,15 +2,15 @@
 /*
  * The accept gate: a supervisor that receives a gated service's accept()
  * calls through seccomp user notification, queues the connections per VS,
- * serves the VS with the largest remaining share first and re-binds the
- * calling thread to that VS. See vsctl-run(8) for the policy.
+ * serves the VS with the largest remaining share relative to its share first
+ * and re-binds the calling thread to that VS. See vsctl-run(8) for the policy.
  *
  * This header is the interface of libgateaccept.a, for vsd-gate.c, the unit
  * tests and the benchmarks. One job per file:
  *   gate.c          one notification, from gate_notify(): accept semantics,
  *                   draining, picking and the hand-over (the per-accept path)
  *   queue.c         per-listener FIFOs per VS and the heap that orders them
- *   share.c         CPU usage sampling, decaying window, remaining share
+ *   share.c         CPU usage sampling, decaying window, remaining share, rank
  *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
  *   classify.c      classification through the socket gate's table
@@ -49,6 +49,8 @@ struct gate_vs {
 	uint64_t sample_t;		/* CLOCK_MONOTONIC ns of that read; 0 = never */
 	double	 used_bp;		/* decaying average use, basis points of the machine */
 	int	 remaining_bp;		/* share_bp - used_bp */
+	int	 rank_bp;		/* remaining relative to the share, in
+					 * [-BP_MAX, BP_MAX]: what the queues order by */
 	uint64_t served;		/* connections served in (charged to) this VS */
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
@@ -84,6 +86,10 @@ void share_init(unsigned window_ms);
 unsigned share_window_ms(void);
 /* Read the VS's usage counter and update its decaying average. */
 int share_sample(struct gate_vs *v, uint64_t now);
+/* The rank of a VS with share_bp that used used_bp (see share.c). */
+int share_rank(unsigned share_bp, double used_bp);
+/* remaining_bp and rank_bp from share_bp and used_bp. */
+void share_update(struct gate_vs *v);
 /* Sample only if the last sample is older than the sample period. */
 void share_sample_lazy(struct gate_vs *v, uint64_t now);
 uint64_t now_ns(void);

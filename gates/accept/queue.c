@@ -4,22 +4,25 @@
  * binary max-heap of the NON-EMPTY FIFOs, so a decision costs O(log k) for
  * k VSs with something queued, independent of how many VSs exist.
  *
- * Order: key = remaining_bp + GATE_AGE_BP_PER_MS * (now - t_head_ms).
+ * Order: key = rank_bp + GATE_AGE_BP_PER_MS * (now - t_head_ms), where
+ * rank_bp is the VS's remaining share relative to its share (share.c).
  * "now" is common to all queues, so the key is stored as
- * remaining_bp - GATE_AGE_BP_PER_MS * t_head_ms and the heap stays valid as
+ * rank_bp - GATE_AGE_BP_PER_MS * t_head_ms and the heap stays valid as
  * time passes; it changes only when a head changes (pop/push-head) or when
  * the remaining shares are re-sampled (queue_rekey, every few ms while
  * connections are queued).
  *
  * Aging: a head gains GATE_AGE_BP_PER_MS basis points per ms waited. Two
- * remaining shares differ by at most 2 * BP_MAX, so no connection waits more
- * than 2 * BP_MAX / GATE_AGE_BP_PER_MS ms (200 s) behind connections that
- * arrived after it: strict share order never starves a VS. That is the
- * worst case; two sites with 45% shares each, both busy, differ by about
- * 10 points, which the age term outweighs after 10 s. Share order is
- * self-correcting besides: a VS served ahead uses more and falls behind.
+ * ranks differ by at most 2 * BP_MAX, so no connection waits more than
+ * 2 * BP_MAX / GATE_AGE_BP_PER_MS ms (200 s) behind connections that arrived
+ * after it: strict share order never starves a VS. That is the worst case;
+ * two sites with 45% shares each, both busy, differ by about 10 points of
+ * use, 2,200 bp of rank, which the age term outweighs after 22 s. Share
+ * order is self-correcting besides: a VS served ahead uses more and falls
+ * behind.
  *
- * Why so small: under overload a request waits hundreds of ms, and the two
+ * Why so small (measured when the key was the absolute remaining share):
+ * under overload a request waits hundreds of ms, and the two
  * sites' remaining shares differ by ~1,000 bp. At 10 bp/ms the age term won
  * after 100 ms and the order became first come, first served (insulation
  * benchmark at B = 60: A(gate)/A(insulation-only) 1.08, CPU split 36/58).
@@ -113,9 +116,9 @@ static double
 queue_key(struct vs_queue *q, struct vs_table *t)
 {
 	struct gate_vs *v = vs_table_find(t, q->vs_id);
-	double rem = v ? v->remaining_bp : 0;
+	double rank = v ? v->rank_bp : 0;
 
-	return rem - GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - t0) / 1e6;
+	return rank - GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - t0) / 1e6;
 }
 
 static int

@@ -101,6 +101,7 @@ parse_line(struct gate_vs *v, char *line)
 			if (*end || share > BP_MAX)
 				return -EINVAL;
 			v->share_bp = (unsigned)share;
+			share_update(v);	/* idle until its first sample */
 			continue;
 		}
 		for (h = 0; h < CG_KIND_MAX; h++) {
@@ -189,7 +190,7 @@ vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_
 			nv->usage_ns = old->usage_ns;
 			nv->sample_t = old->sample_t;
 			nv->used_bp = old->used_bp;
-			nv->remaining_bp = old->remaining_bp;
+			share_update(nv);	/* against the new share, if it changed */
 			for (h = 0; h < CG_KIND_MAX; h++)
 				old->fd_move[h] = -1;
 			old->fd_usage = -1;

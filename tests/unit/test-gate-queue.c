@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The accept gate's per-listener queues (gates/accept/queue.c): FIFO within a
- * VS, the VS with the largest key first, the age term (0.1 bp per ms waited)
+ * VS, the VS with the largest key first (its remaining share relative to its
+ * share, share_rank()), the age term (0.1 bp per ms waited)
  * and the starvation bound it gives, re-queueing at the head, and rerouting a
  * destroyed VS's connections home. No sockets: fds are -1.
  */
@@ -16,17 +17,25 @@
 
 static struct vs_table tab;
 
+/* three VSs with these ranks (remaining share relative to the share) */
 static void
-table(int rem1, int rem2, int rem3)
+table(int rank1, int rank2, int rank3)
 {
 	static struct gate_vs v[3];
 
 	for (int i = 0; i < 3; i++)
 		v[i] = (struct gate_vs){ .id = (uint32_t)i + 1, .fd_usage = -1 };
-	v[0].remaining_bp = rem1;
-	v[1].remaining_bp = rem2;
-	v[2].remaining_bp = rem3;
+	v[0].rank_bp = rank1;
+	v[1].rank_bp = rank2;
+	v[2].rank_bp = rank3;
 	tab = (struct vs_table){ .v = v, .n = 3 };
+}
+
+/* shares in bp and use in bp of the machine, ranked by share_rank() */
+static void
+table_used(unsigned s1, double u1, unsigned s2, double u2, unsigned s3, double u3)
+{
+	table(share_rank(s1, u1), share_rank(s2, u2), share_rank(s3, u3));
 }
 
 static struct queued_conn *
@@ -77,13 +86,33 @@ main(void)
 	ok(l->queued == 0 && l->nheap == 0, "the empty queue leaves the heap");
 	free(a), free(b), free(c);
 
-	/* the largest remaining share first, whatever the arrival order */
+	/* the largest rank first, whatever the arrival order */
 	table(1000, 3000, 2000);
 	queue_push_tail(l, conn(1, t), &tab);
 	queue_push_tail(l, conn(3, t), &tab);
 	queue_push_tail(l, conn(2, t), &tab);
 	queue_push_tail(l, conn(2, t), &tab);
-	is_str(drain_order(l), "2231", "VS 2 (3000 bp left), then 3 (2000), then 1 (1000)");
+	is_str(drain_order(l), "2231", "VS 2 (rank 3000), then 3 (2000), then 1 (1000)");
+
+	/* relative, not absolute: two 40% VSs that outside load holds at 30% and
+	 * 25% (1000 and 1500 bp left) and a 5% VS at 1% (400 bp left, but 80% of
+	 * its share): the small VS first */
+	table_used(4000, 3000, 4000, 2500, 500, 100);
+	queue_push_tail(l, conn(1, t), &tab);
+	queue_push_tail(l, conn(2, t), &tab);
+	queue_push_tail(l, conn(3, t), &tab);
+	is_str(drain_order(l), "321", "5%% VS at 1%% before 40%% VSs at 25%% and 30%%");
+	/* and the small VS at its share waits for the big ones below theirs */
+	table_used(4000, 3000, 4000, 2500, 500, 500);
+	queue_push_tail(l, conn(3, t), &tab);
+	queue_push_tail(l, conn(1, t), &tab);
+	queue_push_tail(l, conn(2, t), &tab);
+	is_str(drain_order(l), "213", "5%% VS at 5%% after 40%% VSs below 40%%");
+	/* 70/20, both at half their share: equal ranks, arrival order */
+	table_used(7000, 3500, 2000, 1000, 0, 0);
+	queue_push_tail(l, conn(2, t), &tab);
+	queue_push_tail(l, conn(1, t + MS), &tab);
+	is_str(drain_order(l), "21", "70%% VS at 35%% and 20%% VS at 10%% rank equal: first come first");
 
 	/* aging: 0.1 bp per ms waited. 500 ms older is worth 50 bp: not enough
 	 * against 100 bp; 2 s older is worth 200 bp: enough. */
@@ -95,9 +124,10 @@ main(void)
 	queue_push_tail(l, conn(2, t + 3000 * MS), &tab);
 	is_str(drain_order(l), "12", "a head 2 s older beats 100 bp more share");
 
-	/* the starvation bound: remaining shares differ by at most 2 x 10000 bp,
-	 * so a head waiting 200 s longer is served first however overdrawn */
-	table(-10000, 10000, 0);
+	/* the starvation bound: ranks differ by at most 2 x 10000 bp, so a head
+	 * waiting 200 s longer is served first however overdrawn (a 1% VS at
+	 * 100%, against an idle one) */
+	table_used(100, 10000, 100, 0, 0, 0);
 	queue_push_tail(l, conn(1, t), &tab);
 	queue_push_tail(l, conn(2, t + 200100 * MS), &tab);
 	is_str(drain_order(l), "12", "a head 200.1 s older beats the 20000 bp extreme");
@@ -111,7 +141,7 @@ main(void)
 	queue_push_tail(l, conn(2, t), &tab);
 	table(3000, 2000, 0);
 	queue_rekey(l, &tab);
-	is_str(drain_order(l), "12", "queue_rekey puts the VS with more share left first");
+	is_str(drain_order(l), "12", "queue_rekey puts the VS with the higher rank first");
 
 	/* push_head: a connection ADDFD could not hand over goes back in front */
 	table(0, 0, 0);

@@ -56,6 +56,20 @@ main(void)
 	ok(near(share_ewma(0, 300 * MS, 100 * MS, 100e6, 2), 10000 * (1 - exp(-1)), 0.01),
 	   "more usage than CPUs x time (racy counters) counts as 10000 bp");
 
+	/* rank: remaining share relative to the share, clamped */
+	ok(share_rank(500, 0) == 10000 && share_rank(4000, 0) == 10000,
+	   "an idle VS ranks 10000 whatever its share");
+	ok(share_rank(500, 250) == 5000 && share_rank(4000, 2000) == 5000,
+	   "half its share used: 5000, for 5%% as for 40%%");
+	ok(share_rank(500, 100) > share_rank(4000, 3000),
+	   "5%% VS at 1%% before a 40%% VS at 30%% (400 vs 1000 bp left)");
+	ok(share_rank(500, 500) == 0 && share_rank(500, 750) == -5000,
+	   "at its share 0, at 1.5 times its share -5000");
+	ok(share_rank(100, 10000) == -10000 && share_rank(500, 1000) == -10000,
+	   "twice its share or more: clamped at -10000");
+	ok(share_rank(0, 0) == 0 && share_rank(0, 10) == -10000,
+	   "no guarantee: idle ranks as at its share, any use as overdrawn");
+
 	/* share_sample through a stand-in counter */
 	if (!mkdtemp(dir)) {
 		printf("1..0 # SKIP no temporary directory\n");
@@ -77,6 +91,8 @@ main(void)
 		ok(near(v.used_bp, want, 0.5), "used: half the machine for one window");
 		ok(v.remaining_bp == 5000 - (int)(want + 0.5),
 		   "remaining = share - used (%d bp)", v.remaining_bp);
+		ok(v.rank_bp == share_rank(5000, v.used_bp),
+		   "the sample updates the rank too (%d bp)", v.rank_bp);
 		ok(v.fd_usage >= 0, "the counter stays open for the next sample");
 		share_sample_lazy(&v, t + 101 * MS);
 		ok(v.sample_t == t + 100 * MS, "a lazy sample within 2 ms reads nothing");

@@ -96,6 +96,8 @@ RULES_GOLDEN = \
 	tests/rules/err-include-cycle.rules \
 	tests/rules/err-include-missing.out \
 	tests/rules/err-include-missing.rules \
+	tests/rules/err-include-proc.out \
+	tests/rules/err-include-proc.rules \
 	tests/rules/err-include-self.out \
 	tests/rules/err-include-self.rules \
 	tests/rules/warn-include-writable.inc \
@@ -138,7 +140,7 @@ RULES_GOLDEN = \
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
 	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \
-	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-layers.sh
+	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-path.sh tests/rules-layers.sh
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += tests/fcgi-get.py

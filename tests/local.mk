@@ -87,6 +87,8 @@ dist_noinst_DATA += tests/gate-lib.sh
 RULES_GOLDEN = \
 	tests/rules/err-arity.out \
 	tests/rules/err-arity.rules \
+	tests/rules/err-cgroup-names.out \
+	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \
 	tests/rules/err-duplicate-vs.rules \
 	tests/rules/warn-group-writable.out \

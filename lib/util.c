@@ -450,3 +450,18 @@ proc_parent(pid_t pid)
 		return 0;
 	return ppid;
 }
+
+char *
+path_absolute(const char *path)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (!(out = malloc(strlen(cwd) + 1 + strlen(path) + 1)))
+		return NULL;
+	sprintf(out, "%s/%s", cwd, path);
+	return out;
+}

@@ -57,6 +57,12 @@ int read_field_long(const char *path, const char *key, long *v);
 pid_t proc_parent(pid_t pid);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
+/*
+ * path made absolute against the working directory, symbolic links left in
+ * (malloc'd; NULL with errno set): whoever reads the file checks each link
+ * on the way (rules/open.c), which realpath() would have resolved unseen.
+ */
+char *path_absolute(const char *path);
 
 /*
  * vsd-gate's path: $VSD_GATE if set; next to a binary run from the build

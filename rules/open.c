@@ -26,12 +26,14 @@
 #include <limits.h>
 #include <linux/magic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/util.h"
 #include "ctx.h"
 
 #define LINKS_MAX	40	/* as the kernel's path walk (ELOOP) */
@@ -201,20 +203,19 @@ open_rule_file(struct rules_ctx *c, const struct rules_loc *from, const char *pa
 {
 	char rest[PATH_MAX], walked[PATH_MAX], target[PATH_MAX], name[NAME_MAX + 1];
 	const char *p;
+	char *abs;
 	struct stat s;
 	int dfd, fd, links = 0, r;
 
 	/* a relative name is relative to the working directory, whose parents count too */
-	r = 0;
-	if (path[0] != '/' && !getcwd(target, sizeof(target)))
-		r = errno == ERANGE ? -ENAMETOOLONG : -errno;
-	else if (snprintf(rest, sizeof(rest), "%s%s%s", path[0] == '/' ? "" : target,
-			  path[0] == '/' ? "" : "/", path) >= (int)sizeof(rest))
-		r = -ENAMETOOLONG;
-	if (r < 0) {
+	if (!(abs = path_absolute(path)) || strlen(abs) >= sizeof(rest)) {
+		r = !abs ? (errno == ERANGE ? -ENAMETOOLONG : -errno) : -ENAMETOOLONG;
 		file_err(c, from, path, "cannot open: %s", strerror(-r));
+		free(abs);
 		return r;
 	}
+	strcpy(rest, abs);
+	free(abs);
 	if ((dfd = open_root(c, from, path, walked)) < 0)
 		return dfd;
 	p = rest;

@@ -74,10 +74,16 @@ out=$(vsctl apply "$D/w/inc.rules" 2>&1)
 is "$?" 1 "an include through nobody's link is refused"
 like "$out" "inc.rules:1:9: included file '$D/w/../sticky/nobodys.rules': refused: symbolic link $D/sticky/nobodys.rules belongs to uid 65534" \
 	"and names the link and its owner"
+out=$(vsctl apply "$D/sticky/nobodys.rules" 2>&1)
+is "$?" 1 "vsctl apply of nobody's link is refused too"
+like "$out" "nobodys.rules: refused: symbolic link $D/sticky/nobodys.rules belongs to uid 65534" \
+	"(vsctl leaves the link in the path, for vsd to check)"
 ln -s ../other/evil.rules "$D/sticky/roots.rules"
 w "$D/w/inc.rules" <<<'include "../sticky/roots.rules"'
 out=$(vsctl apply --dry-run "$D/w/inc.rules" 2>&1)
 like "$out" "would be: 1 created" "a link root made is followed"
+out=$(vsctl apply --dry-run "$D/sticky/roots.rules" 2>&1)
+like "$out" "would be: 1 created" "by vsctl apply too"
 is "$(names)" web1 "nothing was applied on the way"
 
 # --- kernel pseudo files are not rule files -------------------------------------

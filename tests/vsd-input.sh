@@ -63,34 +63,6 @@ out=$(vsctl create dup --cpu 1% --cpu 2% 2>&1)
 like "$out" "create: option --cpu given twice" "vsctl refuses an option given twice"
 
 # --- the raw protocol ------------------------------------------------------------------
-# raw NFDS BODY-PYTHON-EXPR: send a framed body with NFDS descriptors; print the reply.
-raw() {
-	python3 - "$VSD_SOCKET" "$1" "$2" <<'PY'
-import os, socket, struct, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(5)
-s.connect(sys.argv[1])
-body = eval(sys.argv[3])
-fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(int(sys.argv[2]))]
-hdr = struct.pack("=I", len(body))
-try:
-    if fds:
-        socket.send_fds(s, [hdr], fds)
-    else:
-        s.sendall(hdr)
-    s.sendall(body)
-except OSError:
-    pass	# vsd answers a bad header at once and closes; its reply waits
-data = b""
-while True:
-    c = s.recv(65536)
-    if not c:
-        break
-    data += c
-st, n = struct.unpack("=II", data[:8])
-print(st, data[8:8 + n].decode(errors="replace").strip())
-PY
-}
 # NFDS|BODY|REPLY|NAME: what vsd answers to each raw request
 cases=(
 	"5|b'list\\0'|1 too many file descriptors (5, at most 4)|five descriptors: too many, and how many"
@@ -103,14 +75,14 @@ cases=(
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r nfd body want name <<<"$c"
-	is "$(raw "$nfd" "$body")" "$want" "$name"
+	is "$(ctl_send "F($body)" "$nfd")" "$want" "$name"
 done
-like "$(raw 1 "b'list\\0'")" "^0 " "one descriptor along with list is fine"
+like "$(ctl_send "F(b'list\\0')" 1)" "^0 " "one descriptor along with list is fine"
 sleep 300 &
 sp=$!
 on_exit "kill $sp"
 check "attach takes several pids (pid may repeat)" vsctl attach www1 $sp $sp
-out=$(raw 0 "b'list\\0json=1\\0'")
+out=$(ctl_send "F(b'list\\0json=1\\0')")
 like "$out" "^0 \[" "list json=1 is still fine"
 is "$(state)" "$before" "none of the refused requests changed anything"
 check "vsd is still running" kill -0 "$VSD_PID"

@@ -239,7 +239,7 @@ open_rule_file(struct rules_ctx *c, const struct rules_loc *from, const char *pa
 		memcpy(name, p, n);
 		name[n] = '\0';
 		p += n;
-		last = p[strspn(p, "/")] == '\0';
+		last = *p == '\0';	/* "file/" is not the file: ENOTDIR */
 		if (strcmp(name, ".") == 0 && !last)
 			continue;
 		if ((fd = openat(dfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0 ||

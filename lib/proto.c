@@ -55,6 +55,51 @@ proto_decode(char *data, size_t len, struct request *req, const char **why)
 	return 0;
 }
 
+/* 1 if the space-separated list holds the word w of length n. */
+static int
+in_list(const char *list, const char *w, size_t n)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t len = strcspn(p, " ");
+
+		if (len == n && strncmp(p, w, n) == 0)
+			return 1;
+		p += len;
+		p += strspn(p, " ");
+	}
+	return 0;
+}
+
+int
+proto_check_keys(struct request *req, const char *known, const char *repeat, const char **why)
+{
+	int i, j;
+
+	for (i = 1; i < req->argc; i++) {
+		const char *k = req->argv[i];
+		size_t n = strcspn(k, "=");
+
+		if (!in_list(known, k, n)) {
+			snprintf(req->why, sizeof(req->why), "unknown key '%.*s'", (int)(n > 32 ? 32 : n),
+				 k);
+			*why = req->why;
+			return -EINVAL;
+		}
+		if (in_list(repeat, k, n))
+			continue;
+		for (j = 1; j < i; j++) {
+			if (strncmp(req->argv[j], k, n + 1) == 0) {
+				snprintf(req->why, sizeof(req->why), "key '%.*s' given twice", (int)n, k);
+				*why = req->why;
+				return -EINVAL;
+			}
+		}
+	}
+	return 0;
+}
+
 const char *
 req_get_nth(const struct request *req, const char *key, int n)
 {
@@ -163,14 +208,16 @@ proto_send_request(int sock, const struct buf *body, int fd)
 int
 proto_recv_request(int sock, struct request *req, const char **why)
 {
-	union { char buf[CMSG_SPACE(sizeof(int) * 4)]; struct cmsghdr align; } u;
+	/* room for as many as one message can carry (SCM_MAX_FD), so a request
+	 * with too many is told so, not that its header was cut */
+	union { char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_SEEN)]; struct cmsghdr align; } u;
 	uint32_t len;
 	struct iovec iov = { &len, sizeof(len) };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
 			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
 	struct cmsghdr *cm;
 	ssize_t n;
-	int r;
+	int r, total = 0;
 
 	memset(req, 0, sizeof(*req));
 	req->fd = -1;
@@ -180,16 +227,23 @@ proto_recv_request(int sock, struct request *req, const char **why)
 		return -errno;
 	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
-			int nfd = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)), i, fds[4];
+			int nfd = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)), i, fd;
 
-			memcpy(fds, CMSG_DATA(cm), (size_t)nfd * sizeof(int));
 			for (i = 0; i < nfd; i++) {
+				memcpy(&fd, CMSG_DATA(cm) + (size_t)i * sizeof(int), sizeof(int));
 				if (req->fd < 0)
-					req->fd = fds[i];
+					req->fd = fd;
 				else
-					close(fds[i]);	/* only one may ride along */
+					close(fd);	/* only one is used */
 			}
+			total += nfd;
 		}
+	}
+	if (total > PROTO_FDS_MAX) {
+		snprintf(req->why, sizeof(req->why), "too many file descriptors (%s%d, at most %d)",
+			 msg.msg_flags & MSG_CTRUNC ? "more than " : "", total, PROTO_FDS_MAX);
+		*why = req->why;
+		return -EBADMSG;
 	}
 	if (n != (ssize_t)sizeof(len) || (msg.msg_flags & MSG_CTRUNC)) {
 		*why = "truncated request header";

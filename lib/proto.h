@@ -2,8 +2,11 @@
 /*
  * vsd's control protocol, over a Unix stream socket, one request per connection.
  *   request: u32 length (host order) | body
- *            body = NUL-terminated strings: the command, then key=value pairs
- *            (a key may repeat, e.g. pid=1 pid=2); one fd may ride along (SCM_RIGHTS).
+ *            body = NUL-terminated strings: the command, then key=value pairs;
+ *            each command names the keys it takes and the few that may repeat
+ *            (pid=1 pid=2), vsd refuses any other key and a key given twice;
+ *            one fd may ride along (SCM_RIGHTS; up to PROTO_FDS_MAX are
+ *            accepted, the first is used, more refuse the request).
  *   reply:   u32 status (0 ok) | u32 length | body (text, or JSON if json=1)
  */
 #ifndef VSD_PROTO_H
@@ -16,6 +19,8 @@
 #define PROTO_REQ_MAX	(64 * 1024)
 #define PROTO_REPLY_MAX	(64 * 1024 * 1024)
 #define PROTO_ARGS_MAX	1024
+#define PROTO_FDS_MAX	4	/* passed descriptors a request may carry */
+#define PROTO_FDS_SEEN	253	/* SCM_MAX_FD: what one message can carry, to count them */
 
 struct request {
 	char	*data;			/* owns the strings argv points into */
@@ -23,10 +28,17 @@ struct request {
 	int	 argc;
 	char	*argv[PROTO_ARGS_MAX];	/* argv[0] is the command */
 	int	 fd;			/* passed descriptor, or -1 */
+	char	 why[80];		/* a formatted *why points here */
 };
 
 /* Check and split a request body in place; *why says what is wrong. */
 int proto_decode(char *data, size_t len, struct request *req, const char **why);
+/*
+ * Refuse a key not in known (space-separated) and a key given twice unless it
+ * is in repeat: -EINVAL with *why ("unknown key 'x'", "key 'x' given twice").
+ */
+int proto_check_keys(struct request *req, const char *known, const char *repeat,
+		     const char **why);
 /* The value of key, the n-th time it appears (n from 0), or NULL. */
 const char *req_get_nth(const struct request *req, const char *key, int n);
 #define req_get(req, key) req_get_nth(req, key, 0)

@@ -13,6 +13,15 @@
 
 #include "util.h"
 
+/*
+ * The cgroup control files whose names fit the pattern (every other one has a
+ * dot): a VS directory cannot be made under such a name, and vsd must never
+ * touch release_agent or notify_on_release (v1; every v2 file has a dot).
+ */
+static const char *const cgroup_file_names[] = {
+	"tasks", "notify_on_release", "release_agent",
+};
+
 const char *
 vs_name_why(const char *name)
 {
@@ -30,6 +39,9 @@ vs_name_why(const char *name)
 		if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
 			return "may hold only a-z, 0-9, '_' and '-'";
 	}
+	for (i = 0; i < ARRAY_SIZE(cgroup_file_names); i++)
+		if (strcmp(name, cgroup_file_names[i]) == 0)
+			return "is the name of a cgroup control file";
 	return NULL;
 }
 
@@ -437,4 +449,19 @@ proc_parent(pid_t pid)
 	    sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return 0;
 	return ppid;
+}
+
+char *
+path_absolute(const char *path)
+{
+	char cwd[PATH_MAX], *out;
+
+	if (path[0] == '/')
+		return strdup(path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return NULL;
+	if (!(out = malloc(strlen(cwd) + 1 + strlen(path) + 1)))
+		return NULL;
+	sprintf(out, "%s/%s", cwd, path);
+	return out;
 }

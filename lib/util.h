@@ -7,13 +7,18 @@
 #include <sys/types.h>
 #include <stdint.h>
 
-#define VS_NAME_MAX	31	/* [a-z][a-z0-9_-]{0,30} */
+#define VS_NAME_MAX	31	/* [a-z][a-z0-9_-]{0,30}, not a cgroup file's name */
 #define BP_PER_PCT	100	/* shares are kept in basis points: 1% = 100 */
 #define BP_MAX		10000	/* 100% */
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* 1 if name is a valid VS name, 0 if not. */
+/*
+ * 1 if name is a valid VS name, 0 if not: [a-z][a-z0-9_-]{0,30} and not
+ * tasks, notify_on_release or release_agent (cgroup v1 control files). The
+ * one rule for VS, service, plan, group and cgroup-root names, in vsctl, the
+ * rules checker and vsd alike.
+ */
 int vs_name_valid(const char *name);
 /* A short reason why name is not valid, for error messages. */
 const char *vs_name_why(const char *name);
@@ -52,6 +57,12 @@ int read_field_long(const char *path, const char *key, long *v);
 pid_t proc_parent(pid_t pid);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
+/*
+ * path made absolute against the working directory, symbolic links left in
+ * (malloc'd; NULL with errno set): whoever reads the file checks each link
+ * on the way (rules/open.c), which realpath() would have resolved unseen.
+ */
+char *path_absolute(const char *path);
 
 /*
  * vsd-gate's path: $VSD_GATE if set; next to a binary run from the build

@@ -77,6 +77,23 @@ rerr_file(struct rules_ctx *c, const char *file, const char *fmt, ...)
 	add_error(c, file, 0, 0, msg);
 }
 
+/* "included file 'P': MSG" at the include, or "P: MSG" for the top file. */
+void
+file_err(struct rules_ctx *c, const struct rules_loc *from, const char *path,
+	 const char *fmt, ...)
+{
+	char msg[400];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (from)
+		rerr(c, from, "included file '%s': %s", path, msg);
+	else
+		rerr_file(c, path, "%s", msg);
+}
+
 static int
 by_place(const void *a, const void *b)
 {

@@ -14,6 +14,7 @@
 #include "rules.h"
 
 struct buf;
+struct stat;
 
 /* Limits on what one file may ask for, so a small file cannot explode. */
 #define RULES_EXPAND_MAX	10000	/* names one [a|b] or [1..N] group makes */
@@ -134,6 +135,9 @@ void rerr(struct rules_ctx *c, const struct rules_loc *loc, const char *fmt, ...
 	__attribute__((format(printf, 3, 4)));
 void rerr_file(struct rules_ctx *c, const char *file, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* "included file 'P': MSG" at the include from, or "P: MSG" for the top file. */
+void file_err(struct rules_ctx *c, const struct rules_loc *from, const char *path,
+	      const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Append the errors to c->errs, in file order then line and column. */
 void flush_errors(struct rules_ctx *c);
 
@@ -145,6 +149,12 @@ const char *keep_path(struct rules_ctx *c, const char *path);
 /* 8G, 512M, 1536K, 1000 (bytes) */
 char *fmt_size(uint64_t bytes, char *buf, size_t len);
 
+/*
+ * open.c: open path for reading, checking every directory and link on the way
+ * (the file's own owner and mode are file.c's); the fd, or -errno (reported).
+ */
+int open_rule_file(struct rules_ctx *c, const struct rules_loc *from, const char *path,
+		   struct stat *st);
 /* file.c: read one file (permission checks) and parse it, following includes. */
 int load_file(struct rules_ctx *c, const char *path, const struct rules_loc *from);
 int load_buffer(struct rules_ctx *c, const char *name, const char *data, size_t len);

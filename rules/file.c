@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Reading rule files: the security checks (the rule file decides which VS is
- * charged for what, so a file others can write is refused), include cycles,
- * and include-once (a plans file included by several site files is read once).
+ * Reading rule files: the security checks on the file itself (the rule file
+ * decides which VS is charged for what, so a file others can write is
+ * refused; open.c checks the path to it), include cycles, and include-once (a plans file included by several site files is read once).
  */
 #include "config.h"
 
@@ -17,23 +17,6 @@
 
 #include "lib/buf.h"
 #include "ctx.h"
-
-/* "included file 'P': MSG" at the include, or "P: MSG" for the top file. */
-static void
-file_err(struct rules_ctx *c, const struct rules_loc *from, const char *path,
-	 const char *fmt, ...)
-{
-	char msg[400];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (from)
-		rerr(c, from, "included file '%s': %s", path, msg);
-	else
-		rerr_file(c, path, "%s", msg);
-}
 
 static int
 read_all(int fd, size_t size, char **out, size_t *len)
@@ -70,10 +53,6 @@ check_file(struct rules_ctx *c, const struct rules_loc *from, const char *path,
 {
 	int i;
 
-	if (!S_ISREG(st->st_mode)) {
-		file_err(c, from, path, "not a regular file");
-		return -EINVAL;
-	}
 	if (!(c->flags & RULES_NO_PERM_CHECK) && (st->st_mode & (S_IWGRP | S_IWOTH))) {
 		const char *what = (st->st_mode & S_IWGRP) && (st->st_mode & S_IWOTH) ?
 			 "group- and world-writable" :
@@ -140,19 +119,10 @@ load_file(struct rules_ctx *c, const char *path, const struct rules_loc *from)
 		file_err(c, from, path, "includes nest deeper than %d files", RULES_INCLUDE_DEPTH);
 		return -ELOOP;
 	}
-	/* O_NONBLOCK: a FIFO named as a rule file must not hang the loader */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		r = -errno;
-		file_err(c, from, path, "cannot open: %s", strerror(-r));
-		return r;
-	}
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		file_err(c, from, path, "cannot stat: %s", strerror(-r));
-		close(fd);
-		return r;
-	}
+	/* the checks below are on the opened file, which open.c made sure
+	 * nobody else could have put there */
+	if ((fd = open_rule_file(c, from, path, &st)) < 0)
+		return fd;
 	if ((r = check_file(c, from, path, &st)) < 0) {
 		close(fd);
 		return r;

@@ -118,6 +118,43 @@ vsd_stop() {
 }
 
 vsctl() { "$VSCTL" "$@"; }
+
+# ctl_send PYTHON-BYTES-EXPR [NFDS]: write raw bytes to vsd's control socket
+# (F(body) frames a body), passing NFDS descriptors with the first 4 bytes;
+# print the reply's status and body, or "closed".
+ctl_send() {
+	python3 - "$VSD_SOCKET" "$1" "${2:-0}" <<'PY'
+import os, socket, struct, sys
+F = lambda b: struct.pack("=I", len(b)) + b	# a correctly framed body
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.settimeout(5)
+s.connect(sys.argv[1])
+raw = eval(sys.argv[2])
+fds = [os.open("/dev/null", os.O_RDONLY) for _ in range(int(sys.argv[3]))]
+try:
+    if fds:
+        socket.send_fds(s, [raw[:4]], fds)
+        raw = raw[4:]
+    s.sendall(raw)
+    s.shutdown(socket.SHUT_WR)
+except OSError:
+    pass	# vsd answers a bad header at once and closes; its reply waits
+data = b""
+try:
+    while True:
+        c = s.recv(65536)
+        if not c:
+            break
+        data += c
+except OSError:
+    pass	# ECONNRESET after the reply: vsd closed with our bytes unread
+if len(data) >= 8:
+    st, n = struct.unpack("=II", data[:8])
+    print(st, data[8:8 + n].decode(errors="replace").strip())
+else:
+    print("closed")
+PY
+}
 quiet() { "$@" >/dev/null 2>&1; }
 
 # json EXPR: evaluate a Python expression on the JSON read from stdin (as d).

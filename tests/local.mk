@@ -31,7 +31,7 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
-	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh \
+	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS)
@@ -88,6 +88,8 @@ dist_noinst_DATA += tests/gate-lib.sh
 RULES_GOLDEN = \
 	tests/rules/err-arity.out \
 	tests/rules/err-arity.rules \
+	tests/rules/err-cgroup-names.out \
+	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \
 	tests/rules/err-duplicate-vs.rules \
 	tests/rules/warn-group-writable.out \
@@ -97,6 +99,8 @@ RULES_GOLDEN = \
 	tests/rules/err-include-cycle.rules \
 	tests/rules/err-include-missing.out \
 	tests/rules/err-include-missing.rules \
+	tests/rules/err-include-proc.out \
+	tests/rules/err-include-proc.rules \
 	tests/rules/err-include-self.out \
 	tests/rules/err-include-self.rules \
 	tests/rules/warn-include-writable.inc \
@@ -139,7 +143,7 @@ RULES_GOLDEN = \
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
 	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \
-	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-layers.sh
+	tests/rules-fuzz.sh tests/rules-apply.sh tests/rules-path.sh tests/rules-layers.sh
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += tests/fcgi-get.py

@@ -8,36 +8,6 @@ vsd_start || { fail "vsd starts"; done_testing; }
 check "create www1" vsctl create www1 --cpu 10%
 before=$(cat "$VSD_STATE/state")
 
-# send NAME PYTHON-BYTES-EXPR: write raw bytes, print the reply status and body.
-send() {
-	python3 - "$VSD_SOCKET" "$1" <<'PY'
-import socket, struct, sys
-F = lambda b: struct.pack("=I", len(b)) + b	# a correctly framed body
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.settimeout(5)
-s.connect(sys.argv[1])
-try:
-    s.sendall(eval(sys.argv[2]))
-    s.shutdown(socket.SHUT_WR)
-except OSError:
-    pass
-data = b""
-try:
-    while True:
-        c = s.recv(65536)
-        if not c:
-            break
-        data += c
-except OSError:
-    pass
-if len(data) >= 8:
-    st, n = struct.unpack("=II", data[:8])
-    print(st, data[8:8 + n].decode(errors="replace").strip())
-else:
-    print("closed")
-PY
-}
-
 L() { echo "struct.pack('=I', $1)"; }
 cases=(
 	"empty|b''|"
@@ -59,7 +29,7 @@ cases=(
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r name bytes want <<<"$c"
-	out=$(send "$bytes")
+	out=$(ctl_send "$bytes")
 	if [ -z "$want" ]; then
 		case $out in closed|1\ *) ok "$name: refused ($out)" ;; *) fail "$name: $out" ;; esac
 	else

@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -53,6 +54,7 @@ struct run_opts {
 	const char *home, *name, *gate, *map, *window;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
+	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
 };
 
 /* vsctl run's options, up to "--" and the command; 0, or an exit status. */
@@ -96,6 +98,26 @@ run_parse(int argc, char **argv, struct run_opts *o)
 	return 0;
 }
 
+/*
+ * The default service name, from the command's base name: lower-cased, each
+ * character a name may not hold made a '-', cut to VS_NAME_MAX (php-fpm8.2 ->
+ * php-fpm8-2). What still is not a valid name (it starts with a digit, say)
+ * is refused by the caller with a hint to use --name.
+ */
+static const char *
+default_name(const char *base, char *out)
+{
+	size_t i;
+
+	for (i = 0; base[i] && i < VS_NAME_MAX; i++) {
+		char c = (char)tolower((unsigned char)base[i]);
+
+		out[i] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ? c : '-';
+	}
+	out[i] = '\0';
+	return out;
+}
+
 /* What the options must say; the service's name defaults to its command's. */
 static int
 run_check(int argc, char **argv, struct run_opts *o)
@@ -119,7 +141,7 @@ run_check(int argc, char **argv, struct run_opts *o)
 	if (!o->name) {
 		const char *s = strrchr(argv[o->cmd], '/');
 
-		o->name = s ? s + 1 : argv[o->cmd];
+		o->name = default_name(s ? s + 1 : argv[o->cmd], o->name_buf);
 	}
 	if (!vs_name_valid(o->name)) {
 		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", o->name,

@@ -102,6 +102,9 @@ find_opt(const struct cmdspec *c, const char *name, size_t len)
 /*
  * Turn "NAME --opt V --flag PID..." into request pairs, by the command's spec.
  * Options match exactly: no prefixes, so a new option never breaks a script.
+ * An option given twice is refused (vsd takes each key once). After "--"
+ * come the command (exec) or more operands (attach's pids, so that
+ * "attach www1 -- -1" is about the pid -1).
  */
 static int
 build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used)
@@ -109,16 +112,22 @@ build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used
 	int i, npos = 0, want_name = strncmp(c->args, "name", 4) == 0;
 	int opt_name = strcmp(c->args, "name?") == 0;	/* conns [NAME] */
 	int rest_pids = strstr(c->args, "pid...") != NULL;
+	int operands = 0;	/* after "--": no more options */
+	unsigned given = 0;	/* bit k: option c->opts[k] was given */
 
 	proto_add(req, c->name);
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i];
 
-		if (strcmp(a, "--") == 0) {
+		if (!operands && strcmp(a, "--") == 0) {
+			if (!used) {
+				operands = 1;
+				continue;
+			}
 			i++;
 			break;
 		}
-		if (strncmp(a, "--", 2) == 0) {
+		if (!operands && strncmp(a, "--", 2) == 0) {
 			const char *eq = strchr(a + 2, '=');
 			size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 			const struct optspec *o;
@@ -129,6 +138,9 @@ build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used
 			}
 			if (!(o = find_opt(c, a + 2, len)))
 				return fail("%s: unknown option '%s'", c->name, a);
+			if (given & (1u << (o - c->opts)))
+				return fail("%s: option --%s given twice", c->name, o->name);
+			given |= 1u << (o - c->opts);
 			if (!o->has_arg) {
 				if (eq)
 					return fail("%s: option --%s takes no value", c->name, o->name);
@@ -250,7 +262,7 @@ do_check(const struct cmdspec *c, int argc, char **argv)
 	return vsctl_check(argc + 1, argv - 1);
 }
 
-/* apply: vsd reads the file itself (it checks who owns it), so send a full path. */
+/* apply: vsd reads the file itself (it checks who owns it), so send an absolute path. */
 static int
 do_apply(const struct cmdspec *c, int argc, char **argv)
 {
@@ -275,7 +287,8 @@ do_apply(const struct cmdspec *c, int argc, char **argv)
 	}
 	if (!file)
 		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
-	if (!(abs = realpath(file, NULL)))
+	/* links left in: vsd checks who owns each (vsrules(5), SECURITY) */
+	if (!(abs = path_absolute(file)) || access(abs, F_OK) < 0)
 		return fail("apply: %s: %s", file, strerror(errno));
 	proto_add(&req, "apply");
 	proto_addf(&req, "path=%s", abs);

@@ -466,7 +466,7 @@ cmd_apply(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, -EINVAL, "apply: no absolute rule file path given");
 	r = rules_apply_file(d, path, rep->peer_uid, req_flags(req), rep->json, &rep->out, &errs);
 	if (r < 0)
-		r = refuse(rep, req->argv[0], r, &errs);
+		r = refuse(rep, rep->cmd, r, &errs);
 	buf_free(&errs);
 	return r;
 }
@@ -479,7 +479,7 @@ cmd_reload(struct vsd *d, const struct request *req, struct reply *rep)
 
 	r = rules_reload(d, req_flags(req), rep->json, &rep->out, &errs);
 	if (r < 0)
-		r = refuse(rep, req->argv[0], r, &errs);
+		r = refuse(rep, rep->cmd, r, &errs);
 	buf_free(&errs);
 	return r;
 }

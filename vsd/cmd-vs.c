@@ -17,7 +17,7 @@ static struct vs *
 lookup(struct vsd *d, const struct request *req, struct reply *rep, int *r)
 {
 	const char *name = req_get(req, "name");
-	const char *cmd = req->argv[0];
+	const char *cmd = rep->cmd;
 	struct vs *vs;
 
 	if (!name) {
@@ -37,7 +37,7 @@ lookup(struct vsd *d, const struct request *req, struct reply *rep, int *r)
 static int
 parse_limits(const struct request *req, struct vs_limits *lim, struct reply *rep)
 {
-	const char *cmd = req->argv[0], *v, *why;
+	const char *cmd = rep->cmd, *v, *why;
 	uint64_t n;
 	int r;
 

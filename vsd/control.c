@@ -15,23 +15,30 @@
 #include "apply.h"
 #include "vsd.h"
 
+/*
+ * What each command takes: the keys (every other key is refused, so a typo or
+ * a client newer than vsd is told, not ignored), those that may repeat, and
+ * the word messages use (the vsctl command a user typed).
+ */
+#define LIMIT_KEYS	"name cpu cpu-max mem pids tos dscp mark priority json"
 static const struct {
 	const char *name;
 	cmd_fn fn;
+	const char *keys, *repeat, *shown;
 } cmds[] = {
-	{ "create", cmd_create },
-	{ "set", cmd_set },
-	{ "destroy", cmd_destroy },
-	{ "list", cmd_list },
-	{ "show", cmd_show },
-	{ "attach", cmd_attach },
-	{ "exec-self", cmd_exec_self },
-	{ "conns", cmd_conns },
-	{ "gatetable", cmd_gatetable },
-	{ "gaterules", cmd_gaterules },
-	{ "apply", cmd_apply },
-	{ "reload", cmd_reload },
-	{ "service", cmd_service },
+	{ "create", cmd_create, LIMIT_KEYS, "", NULL },
+	{ "set", cmd_set, LIMIT_KEYS, "", NULL },
+	{ "destroy", cmd_destroy, "name force json", "", NULL },
+	{ "list", cmd_list, "json", "", NULL },
+	{ "show", cmd_show, "name json", "", NULL },
+	{ "attach", cmd_attach, "name pid json", "pid", NULL },
+	{ "exec-self", cmd_exec_self, "name json", "", "exec" },
+	{ "conns", cmd_conns, "name json", "", NULL },
+	{ "gatetable", cmd_gatetable, "json", "", NULL },
+	{ "gaterules", cmd_gaterules, "json", "", NULL },
+	{ "apply", cmd_apply, "path prune dry-run json", "", NULL },
+	{ "reload", cmd_reload, "prune dry-run json", "", NULL },
+	{ "service", cmd_service, "action name json", "", NULL },
 };
 
 int
@@ -129,18 +136,24 @@ send_error(int fd, int json, const char *msg)
 }
 
 static void
-dispatch(struct vsd *d, int fd, const struct request *req, const struct ucred *cr)
+dispatch(struct vsd *d, int fd, struct request *req, const struct ucred *cr)
 {
 	struct reply rep = { .json = req_flag(req, "json"), .peer_pid = cr->pid,
-			     .peer_uid = cr->uid };
+			     .peer_uid = cr->uid, .cmd = req->argv[0] };
+	const char *why;
 	size_t i;
 	int r = -ENOSYS;
 
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
-		if (strcmp(req->argv[0], cmds[i].name) == 0) {
+		if (strcmp(req->argv[0], cmds[i].name) != 0)
+			continue;
+		if (cmds[i].shown)
+			rep.cmd = cmds[i].shown;
+		if ((r = proto_check_keys(req, cmds[i].keys, cmds[i].repeat, &why)) < 0)
+			reply_err(&rep, r, "%s: %s", rep.cmd, why);
+		else
 			r = cmds[i].fn(d, req, &rep);
-			break;
-		}
+		break;
 	}
 	if (i == ARRAY_SIZE(cmds))
 		reply_err(&rep, -ENOSYS, "unknown command '%.64s'", req->argv[0]);
@@ -152,7 +165,7 @@ dispatch(struct vsd *d, int fd, const struct request *req, const struct ucred *c
 			return;
 		}
 		if (!rep.err[0])
-			snprintf(rep.err, sizeof(rep.err), "%s: %s", req->argv[0], strerror(-r));
+			snprintf(rep.err, sizeof(rep.err), "%s: %s", rep.cmd, strerror(-r));
 		send_error(fd, rep.json, rep.err);
 	} else if (rep.out.oom) {
 		send_error(fd, rep.json, "out of memory");

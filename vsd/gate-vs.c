@@ -22,7 +22,7 @@ gate_opts_given(const struct request *req)
 int
 gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct reply *rep)
 {
-	const char *cmd = req->argv[0], *tos = req_get(req, "tos"), *dscp = req_get(req, "dscp");
+	const char *cmd = rep->cmd, *tos = req_get(req, "tos"), *dscp = req_get(req, "dscp");
 	const char *mark = req_get(req, "mark"), *prio = req_get(req, "priority"), *why;
 	struct gate_socket_cfg c = *cfg;
 	uint8_t v8;

@@ -368,8 +368,9 @@ start_up(struct vsd *d, const struct options *o)
 	}
 	if (geteuid() != 0)
 		fatalx("must run as root");
-	/* absolute: reload must find it after daemon() changed to / */
-	if (o->rules && !(rules_abs = realpath(o->rules, NULL)))
+	/* absolute: reload must find it after daemon() changed to /; links
+	 * left in, for the loader to check each (vsrules(5), SECURITY) */
+	if (o->rules && (!(rules_abs = path_absolute(o->rules)) || access(rules_abs, F_OK) < 0))
 		fatal("--rules %s", o->rules);
 
 	lock_state_dir(d->state_dir);

@@ -38,6 +38,8 @@ struct reply {
 	int		 json;
 	pid_t		 peer_pid;	/* from SO_PEERCRED */
 	uid_t		 peer_uid;
+	const char	*cmd;		/* the command as messages name it: "exec", not
+					 * the protocol's "exec-self" */
 };
 
 /* Record a one-line error for the client; returns r (a -errno). */

@@ -41,6 +41,27 @@ bodies(void)
 	ok(decode("create\0\0", 8, &req) == -EBADMSG, "empty argument");
 }
 
+/* Each command's keys: unknown ones and repeats (but those allowed) are refused. */
+static void
+keys(void)
+{
+	const char *why = NULL;
+	struct request req;
+
+	decode("attach\0name=a\0pid=1\0pid=2\0json=1", 33, &req);
+	ok(proto_check_keys(&req, "name pid json", "pid", &why) == 0, "known keys, pid repeated");
+	decode("create\0name=a\0cpu=1\0cpu=2", 26, &req);
+	ok(proto_check_keys(&req, "name cpu", "", &why) == -EINVAL, "a key given twice");
+	is_str(why, "key 'cpu' given twice", "says which");
+	decode("create\0name=a\0cpux=1", 21, &req);
+	ok(proto_check_keys(&req, "name cpu cpu-max", "", &why) == -EINVAL, "an unknown key");
+	is_str(why, "unknown key 'cpux'", "says which");
+	decode("create\0cp=1", 12, &req);
+	ok(proto_check_keys(&req, "name cpu", "", &why) == -EINVAL, "a prefix of a key is unknown");
+	decode("create\0cpu-max=1\0cpu=1", 23, &req);
+	ok(proto_check_keys(&req, "cpu cpu-max", "", &why) == 0, "cpu after cpu-max is no repeat");
+}
+
 /* Send raw bytes, then read them as vsd would. */
 static int
 over_socket(const void *raw, size_t len, int close_after, const char **why)
@@ -112,6 +133,7 @@ int
 main(void)
 {
 	bodies();
+	keys();
 	framing();
 	replies();
 	return tap_done();

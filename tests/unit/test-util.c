@@ -11,9 +11,12 @@
 static void
 names(void)
 {
-	static const char *good[] = { "a", "www1", "shop_2", "a-b", "abcdefghijklmnopqrstuvwxyz01234" };
+	static const char *good[] = { "a", "www1", "shop_2", "a-b", "abcdefghijklmnopqrstuvwxyz01234",
+				      "task", "tasks2", "notify_on_release_x" };
 	static const char *bad[] = { "", "1www", "Www", "-a", "_a", "a.b", "a/b", "..", ".daemon",
-				     "a b", "abcdefghijklmnopqrstuvwxyz012345", "www\n", "\xc3\xa9t\xc3\xa9" };
+				     "a b", "abcdefghijklmnopqrstuvwxyz012345", "www\n", "\xc3\xa9t\xc3\xa9",
+				     "tasks", "notify_on_release", "release_agent", "cgroup.procs",
+				     "cpu.shares" };
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(good); i++)
@@ -21,6 +24,7 @@ names(void)
 	for (i = 0; i < ARRAY_SIZE(bad); i++)
 		ok(!vs_name_valid(bad[i]) && vs_name_why(bad[i]) != NULL, "name #%zu is refused", i);
 	is_str(vs_name_why("1a"), "must start with a lower-case letter", "reason for a leading digit");
+	is_str(vs_name_why("tasks"), "is the name of a cgroup control file", "reason for tasks");
 }
 
 static void

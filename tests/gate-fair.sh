@@ -54,6 +54,12 @@ EOF
 		"$VSCTL" exec "$_vs" -- "$CLIENT" -p "$PORT" -t "$SECS" -j "$_j" -r "spin 5" > "$W/$_n.$_vs" 2>&1 &
 		_clients="$_clients $!"
 	done
+	# what the gate sees halfway: per VS, CPU use, the step one request
+	# adds, and the rank
+	sleep $((SECS / 2))
+	diag "$_n gate: $(status | python3 -c 'import json, sys
+for v in json.load(sys.stdin)["vs"]:
+    print("%s used %d step %d rank %d;" % (v["name"], v["used_bp"], v["step_bp"], v["rank_bp"]), end=" ")' 2>&1)"
 	wait $_clients
 	unhog
 	# VS share hog ok p99

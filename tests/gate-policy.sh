@@ -118,12 +118,14 @@ map_range $((PB + 180)) 3 4 && map_range $((PB + 184)) 1 2 && map_range $((PB + 
 "$CLIENT" -p "$PORT" -n 1 -b $((PB + 184)) -r "spin 800" > /dev/null &
 A=$!
 sleep 0.1
+# www2's request is queued before tiny's: both idle, they rank alike (the
+# rank is relative to the share), so it goes first by age and runs 800 ms
+# while tiny's three wait queued
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 186)) -r "spin 800" > /dev/null &
+sleep 0.1
 "$CLIENT" -p "$PORT" -n 3 -j 3 -b $((PB + 180)) -v > "$W/vd" &
 B=$!
-sleep 0.1
-"$CLIENT" -p "$PORT" -n 1 -b $((PB + 186)) -r "spin 800" > /dev/null &
 wait $A
-# tiny (1% share) ranks below www2: www2's request runs, tiny's wait queued
 wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": 4, \"served\": 0, \"queued\": 3'"
 status > "$W/vd.st1"
 rm_vs tiny

@@ -113,10 +113,13 @@ classify 140 3 "$ID_TINY" && classify 145 1 "$ID_WWW1" && classify 146 1 "$ID_WW
 client www1 145 -n 1 -r "spin 800" > /dev/null &
 A=$!
 sleep 0.1
+# www2's request is queued before tiny's: both idle, they rank alike (the
+# rank is relative to the share), so it goes first by age and runs 800 ms
+# while tiny's three wait
+client www2 146 -n 1 -r "spin 800" > /dev/null &
+sleep 0.1
 client tiny 140 -n 3 -j 3 -v > "$W/vd" &
 B=$!
-sleep 0.1
-client www2 146 -n 1 -r "spin 800" > /dev/null &
 wait $A
 wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": $ID_TINY, \"served\": 0, \"queued\": 3'"
 # With the real socket gate the client runs in tiny; move it to www2 so tiny

@@ -51,6 +51,8 @@ struct gate_vs {
 	int	 remaining_bp;		/* share_bp - used_bp */
 	int	 rank_bp;		/* remaining relative to the share, in
 					 * [-BP_MAX, BP_MAX]: what the queues order by */
+	double	 step_bp;		/* use one served connection adds (average) */
+	uint64_t served_sample;		/* served at the last sample */
 	uint64_t served;		/* connections served in (charged to) this VS */
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */

@@ -18,7 +18,18 @@
  *   rank = BP_MAX * (share - used) / share,  clamped to [-BP_MAX, BP_MAX]
  *
  * An idle VS ranks BP_MAX whatever its share, one at its share 0, one at
- * twice its share or more -BP_MAX. Ranking by the absolute remaining share
+ * twice its share or more -BP_MAX.
+ *
+ * The rank is taken halfway through the VS's next connection: used is
+ * counted as used + step/2, where step is what one served connection adds
+ * to used (a running average of the usage per connection served between
+ * two samples). A VS is picked when its rank reaches the others' and drops
+ * by one step when served, so its rank saws between the others' and one
+ * step below: without the half step, a small VS, whose step is large
+ * against its share (5 ms of CPU is 25% of a 5% share's window), sat on
+ * average half a step lower than the big ones and got about twice its share
+ * of a lightly used service (40/40/5: 10-17% of the requests instead of
+ * 5.9%, taken from the 40% VSs). Measured by tests/gate-fair.sh. Ranking by the absolute remaining share
  * instead let a big VS that outside load held below its share always beat
  * a small one (40/40/5 with a CPU hog per CPU outside every VS: the 5% VS got
  * 0.1-3.6% of the requests instead of 5/85). The clamp keeps the range of
@@ -116,7 +127,24 @@ void
 share_update(struct gate_vs *v)
 {
 	v->remaining_bp = (int)v->share_bp - (int)(v->used_bp + 0.5);
-	v->rank_bp = share_rank(v->share_bp, v->used_bp);
+	v->rank_bp = share_rank(v->share_bp, v->used_bp + v->step_bp / 2);
+}
+
+/* step: the use (bp) one connection served since the last sample added,
+ * through the same window as used; averaged over samples */
+static void
+share_step(struct gate_vs *v, uint64_t dusage_ns)
+{
+	uint64_t n = v->served - v->served_sample;
+	double step;
+
+	v->served_sample = v->served;
+	if (n == 0)
+		return;
+	step = (double)BP_MAX * ((double)dusage_ns / (double)n) / (tau_ns * (double)ncpu);
+	if (step > BP_MAX)
+		step = BP_MAX;
+	v->step_bp = v->step_bp > 0 ? v->step_bp + 0.25 * (step - v->step_bp) : step;
 }
 
 int
@@ -134,9 +162,12 @@ share_sample(struct gate_vs *v, uint64_t now)
 		share_update(v);
 		return r;
 	}
-	if (v->sample_t && now > v->sample_t && usage >= v->usage_ns)
+	if (v->sample_t && now > v->sample_t && usage >= v->usage_ns) {
 		v->used_bp = share_ewma(v->used_bp, usage - v->usage_ns, now - v->sample_t,
 		    tau_ns, ncpu);
+		share_step(v, usage - v->usage_ns);
+	} else
+		v->served_sample = v->served;
 	v->usage_ns = usage;
 	v->sample_t = now;
 	share_update(v);

@@ -110,8 +110,10 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 			continue;
 		buf_printf(b, "%s{\"name\": ", n++ ? ", " : "");
 		buf_json_str(b, v->name);
-		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, \"remaining_bp\": %d}",
-		    v->id, (unsigned long long)v->served, q, v->remaining_bp);
+		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, "
+		    "\"used_bp\": %d, \"step_bp\": %d, \"remaining_bp\": %d, \"rank_bp\": %d}",
+		    v->id, (unsigned long long)v->served, q, (int)(v->used_bp + 0.5),
+		    (int)(v->step_bp + 0.5), v->remaining_bp, v->rank_bp);
 	}
 	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
 	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu, "

@@ -190,6 +190,8 @@ vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_
 			nv->usage_ns = old->usage_ns;
 			nv->sample_t = old->sample_t;
 			nv->used_bp = old->used_bp;
+			nv->step_bp = old->step_bp;
+			nv->served_sample = old->served_sample;
 			share_update(nv);	/* against the new share, if it changed */
 			for (h = 0; h < CG_KIND_MAX; h++)
 				old->fd_move[h] = -1;

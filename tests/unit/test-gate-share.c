@@ -96,6 +96,26 @@ main(void)
 		ok(v.fd_usage >= 0, "the counter stays open for the next sample");
 		share_sample_lazy(&v, t + 101 * MS);
 		ok(v.sample_t == t + 100 * MS, "a lazy sample within 2 ms reads nothing");
+		ok(v.step_bp == 0 && v.rank_bp == share_rank(5000, v.used_bp),
+		   "nothing served yet: no step, the rank is the plain rank");
+		/* 10 connections served, 5 ms of CPU each, in the next 100 ms */
+		v.served = 10;
+		set_usage(path, (uint64_t)(50 * MS) * (uint64_t)cpus + 50 * MS);
+		share_sample(&v, t + 200 * MS);
+		ok(near(v.step_bp, 500.0 / (double)cpus, 0.01),
+		   "step: 5 ms of CPU per connection adds 500 bp / CPUs (%.1f)", v.step_bp);
+		ok(v.rank_bp == share_rank(5000, v.used_bp + v.step_bp / 2),
+		   "the rank is taken half a step on (%d bp)", v.rank_bp);
+		/* nothing served in the next 100 ms: the step stays */
+		share_sample(&v, t + 300 * MS);
+		ok(near(v.step_bp, 500.0 / (double)cpus, 0.01) && v.served_sample == 10,
+		   "an idle interval keeps the step");
+		/* 10 more at 1 ms each: the average moves a quarter of the way */
+		v.served = 20;
+		set_usage(path, (uint64_t)(50 * MS) * (uint64_t)cpus + 60 * MS);
+		share_sample(&v, t + 400 * MS);
+		ok(near(v.step_bp, (500.0 - 0.25 * 400.0) / (double)cpus, 0.01),
+		   "the step is a running average (%.1f)", v.step_bp);
 	}
 	unlink(path);
 	close(v.fd_usage);

@@ -23,6 +23,8 @@ out=$(as_nobody "$VSCTL" create evil --cpu 5% 2>&1)
 like "$out" "permission denied: only root may talk to vsd" "the refusal is explicit"
 is "$(vsctl list --json | json '[v["name"] for v in d]')" '["one"]' "nothing changed"
 grep -q "refused a client with uid 65534" "$VSD_TMP/vsd.log" && ok "vsd logs the refusal" || fail "refusal logged"
+# a refusal closes the client's socket and nothing else of vsd's
+is "$(readlink "/proc/$VSD_PID/fd/0")" "$(readlink "/proc/$$/fd/0")" "vsd's standard input is still open after refusals"
 vsctl destroy one >/dev/null
 vsd_stop
 

@@ -35,15 +35,6 @@
 /* a supervisor systemd started answers on its status socket within this */
 #define ADOPT_TIMEOUT_MS	30000
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* <dir of the control socket>/gates[/NAME.sock] */
 static int
 status_path(const struct vsd *d, const char *name, char *buf, size_t len)

@@ -10,6 +10,7 @@ lib_libvsd_a_SOURCES = \
 	lib/util.c lib/util.h \
 	lib/buf.c lib/buf.h \
 	lib/proto.c lib/proto.h \
+	lib/usock.c lib/usock.h \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c \
 	lib/vs.h

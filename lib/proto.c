@@ -205,62 +205,128 @@ proto_send_request(int sock, const struct buf *body, int fd)
 	return write_all(sock, body->p, body->len);
 }
 
-int
-proto_recv_request(int sock, struct request *req, const char **why)
+void
+proto_rx_init(struct proto_rx *rx)
 {
-	/* room for as many as one message can carry (SCM_MAX_FD), so a request
-	 * with too many is told so, not that its header was cut */
-	union { char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_SEEN)]; struct cmsghdr align; } u;
-	uint32_t len;
-	struct iovec iov = { &len, sizeof(len) };
-	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
-			      .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-	struct cmsghdr *cm;
-	ssize_t n;
-	int r, total = 0;
+	memset(rx, 0, sizeof(*rx));
+	rx->fd = -1;
+}
 
-	memset(req, 0, sizeof(*req));
-	req->fd = -1;
-	*why = NULL;
-	n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC | MSG_WAITALL);
-	if (n < 0)
-		return -errno;
-	for (cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
+void
+proto_rx_free(struct proto_rx *rx)
+{
+	free(rx->data);
+	if (rx->fd >= 0)
+		close(rx->fd);
+	proto_rx_init(rx);
+}
+
+/* Keep the first descriptor that rides along, close the others, count them all. */
+static void
+take_fds(struct msghdr *msg, struct proto_rx *rx)
+{
+	struct cmsghdr *cm;
+
+	for (cm = CMSG_FIRSTHDR(msg); cm; cm = CMSG_NXTHDR(msg, cm)) {
 		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS) {
 			int nfd = (int)((cm->cmsg_len - CMSG_LEN(0)) / sizeof(int)), i, fd;
 
 			for (i = 0; i < nfd; i++) {
 				memcpy(&fd, CMSG_DATA(cm) + (size_t)i * sizeof(int), sizeof(int));
-				if (req->fd < 0)
-					req->fd = fd;
+				if (rx->fd < 0)
+					rx->fd = fd;
 				else
 					close(fd);	/* only one is used */
 			}
-			total += nfd;
+			rx->nfds += nfd;
 		}
 	}
-	if (total > PROTO_FDS_MAX) {
-		snprintf(req->why, sizeof(req->why), "too many file descriptors (%s%d, at most %d)",
-			 msg.msg_flags & MSG_CTRUNC ? "more than " : "", total, PROTO_FDS_MAX);
-		*why = req->why;
-		return -EBADMSG;
+}
+
+/*
+ * Whatever part of the request has arrived: the header, then the body. Each
+ * read may carry descriptors, so each is a recvmsg. A non-blocking socket
+ * gives -EAGAIN between parts; the caller keeps rx and calls again.
+ */
+int
+proto_rx_step(int sock, struct proto_rx *rx, struct request *req, const char **why)
+{
+	/* room for as many as one message can carry (SCM_MAX_FD), so a request
+	 * with too many is told so, not that its header was cut */
+	union { char buf[CMSG_SPACE(sizeof(int) * PROTO_FDS_SEEN)]; struct cmsghdr align; } u;
+	struct iovec iov;
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	*why = NULL;
+	for (;;) {
+		int in_hdr = rx->got < sizeof(rx->len);
+
+		if (in_hdr)
+			iov = (struct iovec){ (char *)&rx->len + rx->got, sizeof(rx->len) - rx->got };
+		else
+			iov = (struct iovec){ rx->data + (rx->got - sizeof(rx->len)),
+					      rx->len - (rx->got - sizeof(rx->len)) };
+		msg.msg_control = u.buf;
+		msg.msg_controllen = sizeof(u.buf);
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		take_fds(&msg, rx);
+		if (rx->nfds > PROTO_FDS_MAX) {
+			snprintf(req->why, sizeof(req->why),
+				 "too many file descriptors (%s%d, at most %d)",
+				 msg.msg_flags & MSG_CTRUNC ? "more than " : "", rx->nfds,
+				 PROTO_FDS_MAX);
+			*why = req->why;
+			return -EBADMSG;
+		}
+		if (n == 0 || (msg.msg_flags & MSG_CTRUNC)) {
+			*why = in_hdr ? "truncated request header" : "truncated request";
+			return -EBADMSG;
+		}
+		rx->got += (size_t)n;
+		if (in_hdr && rx->got == sizeof(rx->len)) {
+			if (rx->len == 0 || rx->len > PROTO_REQ_MAX) {
+				*why = rx->len ? "request too large" : "empty request";
+				return -EBADMSG;
+			}
+			if (!(rx->data = malloc(rx->len)))
+				return -ENOMEM;
+		}
+		if (!in_hdr && rx->got == sizeof(rx->len) + rx->len)
+			break;
 	}
-	if (n != (ssize_t)sizeof(len) || (msg.msg_flags & MSG_CTRUNC)) {
-		*why = "truncated request header";
-		return -EBADMSG;
-	}
-	if (len == 0 || len > PROTO_REQ_MAX) {
-		*why = len ? "request too large" : "empty request";
-		return -EBADMSG;
-	}
-	if (!(req->data = malloc(len)))
-		return -ENOMEM;
-	req->len = len;
-	if ((r = read_all(sock, req->data, len)) < 0) {
+	/* complete: the request owns the body and the descriptor from here */
+	memset(req, 0, sizeof(*req));
+	req->data = rx->data;
+	req->len = rx->len;
+	req->fd = rx->fd;
+	rx->data = NULL;
+	rx->fd = -1;
+	return proto_decode(req->data, req->len, req, why);
+}
+
+int
+proto_recv_request(int sock, struct request *req, const char **why)
+{
+	struct proto_rx rx;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	req->fd = -1;
+	proto_rx_init(&rx);
+	/* a blocking socket: one step reads it all, or fails */
+	r = proto_rx_step(sock, &rx, req, why);
+	if (r == -EAGAIN || r == -EWOULDBLOCK) {
 		*why = "truncated request";
-		return -EBADMSG;
+		r = -EBADMSG;
 	}
-	return proto_decode(req->data, len, req, why);
+	proto_rx_free(&rx);
+	return r;
 }
 
 void
@@ -271,6 +337,18 @@ proto_request_free(struct request *req)
 	if (req->fd >= 0)
 		close(req->fd);
 	req->fd = -1;
+}
+
+int
+proto_reply_frame(struct buf *out, unsigned status, const char *body, size_t len)
+{
+	uint32_t hdr[2] = { status, (uint32_t)len };
+
+	if (len > PROTO_REPLY_MAX)
+		return -EMSGSIZE;
+	buf_add(out, hdr, sizeof(hdr));
+	buf_add(out, body, len);
+	return out->oom ? -ENOMEM : 0;
 }
 
 int

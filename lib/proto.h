@@ -13,6 +13,7 @@
 #define VSD_PROTO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "buf.h"
 
@@ -54,7 +55,27 @@ int proto_send_request(int sock, const struct buf *body, int fd);
 int proto_recv_request(int sock, struct request *req, const char **why);
 void proto_request_free(struct request *req);
 
+/* A request as it arrives in parts, on a non-blocking socket. */
+struct proto_rx {
+	uint32_t len;		/* the header, once it is all there */
+	size_t	 got;		/* bytes of header and body so far */
+	char	*data;
+	int	 fd;		/* the first descriptor that rode along, or -1 */
+	int	 nfds;		/* how many rode along, in all */
+};
+void proto_rx_init(struct proto_rx *rx);
+void proto_rx_free(struct proto_rx *rx);
+/*
+ * Read what has arrived. 0: the request is complete and decoded in *req
+ * (which then owns its body and descriptor); -EAGAIN: more is to come;
+ * -EBADMSG with *why (which may point into req->why): malformed; another
+ * -errno: the connection failed.
+ */
+int proto_rx_step(int sock, struct proto_rx *rx, struct request *req, const char **why);
+
 int proto_send_reply(int sock, unsigned status, const char *body, size_t len);
+/* A whole reply, header and body, appended to out, to be sent later. */
+int proto_reply_frame(struct buf *out, unsigned status, const char *body, size_t len);
 int proto_recv_reply(int sock, unsigned *status, struct buf *body);
 
 /* *status while no request has gone out: proto_call could not connect. */

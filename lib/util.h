@@ -71,6 +71,9 @@ char *path_absolute(const char *path);
  */
 void gate_exe_path(char *buf, size_t len);
 
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t mono_ns(void);
+
 /* Formatted path into buf; -ENAMETOOLONG if it does not fit. */
 int path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Only root, or members of --group, may use the control socket. The socket
-# file's mode is the first wall; SO_PEERCRED is the second, tested here by
-# widening the mode on purpose.
+# Only root, or members of --group, may use the control socket, and the
+# status sockets of the services vsd starts. The socket file's mode is the
+# first wall; SO_PEERCRED is the second, tested here by widening the mode on
+# purpose.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
@@ -23,6 +24,8 @@ out=$(as_nobody "$VSCTL" create evil --cpu 5% 2>&1)
 like "$out" "permission denied: only root may talk to vsd" "the refusal is explicit"
 is "$(vsctl list --json | json '[v["name"] for v in d]')" '["one"]' "nothing changed"
 grep -q "refused a client with uid 65534" "$VSD_TMP/vsd.log" && ok "vsd logs the refusal" || fail "refusal logged"
+# a refusal closes the client's socket and nothing else of vsd's
+is "$(readlink "/proc/$VSD_PID/fd/0")" "$(readlink "/proc/$$/fd/0")" "vsd's standard input is still open after refusals"
 vsctl destroy one >/dev/null
 vsd_stop
 
@@ -38,5 +41,30 @@ check "and create" setpriv --reuid=65534 --regid=65534 --groups="$gid" "$VSCTL" 
 chmod 0666 "$VSD_SOCKET"
 out=$(as_nobody "$VSCTL" list 2>&1)
 [ $? -ne 0 ] && ok "a non-member is refused by SO_PEERCRED" || fail "non-member refused"
+
+# A service vsd starts opens its status socket to vsd's group too (vsd-gate
+# --group): 0660 with the group, readable by a member with vsctl services;
+# anyone else is refused by SO_PEERCRED, and vsctl services says so.
+printf 'vs grp1 cpu 5%%\nservice idle home grp1 command "sleep 600"\n' >"$VSD_TMP/svc.rules"
+check "apply a declared service" vsctl apply "$VSD_TMP/svc.rules"
+st=$VSD_TMP/gates/idle.sock
+for _i in $(seq 200); do [ -S "$st" ] && break; sleep 0.05; done
+is "$(stat -c '%a %G' "$st")" "660 $grp" "its status socket is 0660 with vsd's group"
+like "$(setpriv --reuid=65534 --regid=65534 --groups="$gid" "$VSCTL" services --json)" \
+	'"name": "idle"' "a member reads it with vsctl services"
+chmod 0755 "$VSD_TMP/gates"
+chmod 0666 "$st"
+like "$(as_nobody "$VSCTL" services 2>&1)" 'idle.sock: \{"error": "permission denied' \
+	"with the mode widened, a non-member is refused and vsctl services says so"
+# vsctl run opens its status socket to the group of vsd's control socket.
+"$VSCTL" run --name r1 --home grp1 -- sleep 600 >/dev/null 2>&1 &
+run_pid=$!
+on_exit "kill $run_pid 2>/dev/null"
+for _i in $(seq 200); do [ -S "$VSD_TMP/gates/r1.sock" ] && break; sleep 0.05; done
+is "$(stat -c '%a %G' "$VSD_TMP/gates/r1.sock")" "660 $grp" "vsctl run's status socket is 0660 with vsd's group"
+kill "$run_pid"
+wait "$run_pid" 2>/dev/null
+printf 'vs grp1 cpu 5%%\n' >"$VSD_TMP/svc.rules"
+check "apply --prune stops the service" vsctl apply "$VSD_TMP/svc.rules" --prune
 vsctl destroy grp1 >/dev/null
 done_testing

@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* The control socket: who may talk to vsd, and which handler answers. */
+/*
+ * The control socket: who may talk to vsd, and which handler answers a
+ * request (clients.c serves the connections).
+ */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/usock.h"
 #include "apply.h"
 #include "vsd.h"
 
@@ -56,8 +58,7 @@ int
 control_listen(const char *path, gid_t group)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	mode_t old;
-	int fd, probe;
+	int probe;
 
 	if (strlen(path) >= sizeof(sun.sun_path)) {
 		log_warnx("socket path %s is too long", path);
@@ -73,54 +74,11 @@ control_listen(const char *path, gid_t group)
 		return -EADDRINUSE;
 	}
 	close(probe);
-	unlink(path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
-		return -errno;
-	old = umask(0177);	/* never a moment with a wider mode than 0600 */
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
-		umask(old);
-		log_warn("bind %s", path);
-		goto fail;
-	}
-	umask(old);
-	if (group != (gid_t)-1 && (chown(path, 0, group) < 0 || chmod(path, 0660) < 0)) {
-		log_warn("chown/chmod %s", path);
-		goto fail;
-	}
-	if (listen(fd, 64) < 0)
-		goto fail;
-	return fd;
-fail:
-	close(fd);
-	return -errno;
+	return usock_listen(path, group, 64);
 }
 
-static int
-peer_allowed(int fd, gid_t group, struct ucred *cr)
-{
-	socklen_t len = sizeof(*cr);
-	gid_t groups[256];
-	size_t i;
-
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cr, &len) < 0)
-		return 0;
-	if (cr->uid == 0)
-		return 1;
-	if (group == (gid_t)-1)
-		return 0;
-	if (cr->gid == group)
-		return 1;
-	len = sizeof(groups);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) < 0)	/* Linux 4.13 */
-		return 0;
-	for (i = 0; i < len / sizeof(gid_t); i++)
-		if (groups[i] == group)
-			return 1;
-	return 0;
-}
-
-static void
-send_error(int fd, int json, const char *msg)
+void
+control_error(struct buf *out, int json, const char *msg)
 {
 	struct buf b = { 0 };
 
@@ -131,12 +89,22 @@ send_error(int fd, int json, const char *msg)
 	} else {
 		buf_printf(&b, "%s\n", msg);
 	}
-	proto_send_reply(fd, 1, b.p ? b.p : "", b.len);
+	proto_reply_frame(out, 1, b.p ? b.p : "", b.len);
 	buf_free(&b);
 }
 
-static void
-dispatch(struct vsd *d, int fd, struct request *req, const struct ucred *cr)
+int
+control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out)
+{
+	if (usock_peer_allowed(fd, d->group, cr))
+		return 0;
+	log_warnx("refused a client with uid %u", (unsigned)cr->uid);
+	control_error(out, 0, "permission denied: only root may talk to vsd");
+	return -EACCES;
+}
+
+void
+control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct buf *out)
 {
 	struct reply rep = { .json = req_flag(req, "json"), .peer_pid = cr->pid,
 			     .peer_uid = cr->uid, .cmd = req->argv[0] };
@@ -144,6 +112,7 @@ dispatch(struct vsd *d, int fd, struct request *req, const struct ucred *cr)
 	size_t i;
 	int r = -ENOSYS;
 
+	log_debug("request '%s' from pid %d", req->argv[0], (int)cr->pid);
 	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		if (strcmp(req->argv[0], cmds[i].name) != 0)
 			continue;
@@ -160,49 +129,17 @@ dispatch(struct vsd *d, int fd, struct request *req, const struct ucred *cr)
 	if (r < 0) {
 		if (!rep.err[0] && rep.out.len && !rep.out.oom) {
 			/* a handler with more to say than one line (apply's check errors) */
-			send_error(fd, rep.json, rep.out.p);
+			control_error(out, rep.json, rep.out.p);
 			buf_free(&rep.out);
 			return;
 		}
 		if (!rep.err[0])
 			snprintf(rep.err, sizeof(rep.err), "%s: %s", rep.cmd, strerror(-r));
-		send_error(fd, rep.json, rep.err);
-	} else if (rep.out.oom) {
-		send_error(fd, rep.json, "out of memory");
-	} else {
-		proto_send_reply(fd, 0, rep.out.p ? rep.out.p : "", rep.out.len);
+		control_error(out, rep.json, rep.err);
+	} else if (rep.out.oom || proto_reply_frame(out, 0, rep.out.p ? rep.out.p : "",
+						    rep.out.len) < 0) {
+		buf_reset(out);
+		control_error(out, rep.json, "out of memory");
 	}
 	buf_free(&rep.out);
-}
-
-void
-control_serve(struct vsd *d, int lfd)
-{
-	struct timeval tv = { .tv_sec = 2 };
-	struct request req;
-	struct ucred cr;
-	const char *why;
-	int fd, r;
-
-	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
-		return;
-	/* One slow client must not hold the daemon for long. */
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (!peer_allowed(fd, d->group, &cr)) {
-		log_warnx("refused a client with uid %u", (unsigned)cr.uid);
-		send_error(fd, 0, "permission denied: only root may talk to vsd");
-		close(fd);
-		return;
-	}
-	r = proto_recv_request(fd, &req, &why);
-	if (r == -EBADMSG) {
-		log_debug("malformed request from pid %d: %s", (int)cr.pid, why);
-		send_error(fd, 0, why);
-	} else if (r == 0) {
-		log_debug("request '%s' from pid %d", req.argv[0], (int)cr.pid);
-		dispatch(d, fd, &req, &cr);
-	}
-	proto_request_free(&req);
-	close(fd);
 }

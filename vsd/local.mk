@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# vsd: the daemon. vsd.c (start-up, adoption, signals), control.c (the
-# control socket), one file per group of commands (cmd-*.c), the registry
-# and its state file, the per-VS side of the socket gate (gate-vs.c) and
+# vsd: the daemon. vsd.c (start-up, adoption, signals), control.c (who may
+# use the control socket, which command answers), clients.c (its connections,
+# served from the poll loop with deadlines and a cap), one file per group of
+# commands (cmd-*.c), the registry and its state file, the per-VS side of the socket gate (gate-vs.c) and
 # rule-file application (apply.c), the VSs' systemd scope (scope.c), the
 # readiness protocol (sd-notify.c), `vsd --check` (features.c), and the unit.
 # Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
@@ -16,7 +17,7 @@ vsd_libregistry_a_SOURCES = \
 sbin_PROGRAMS += vsd/vsd
 vsd_vsd_SOURCES = \
 	vsd/vsd.c vsd/vsd.h \
-	vsd/control.c \
+	vsd/control.c vsd/clients.c \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c \

@@ -35,15 +35,6 @@
 /* a supervisor systemd started answers on its status socket within this */
 #define ADOPT_TIMEOUT_MS	30000
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* <dir of the control socket>/gates[/NAME.sock] */
 static int
 status_path(const struct vsd *d, const char *name, char *buf, size_t len)
@@ -288,14 +279,26 @@ spawn(struct vsd *d, struct svc *s)
 	if ((pid = fork()) < 0)
 		return -errno;
 	if (pid == 0) {
+		char gid[16];
 		char *argv[] = { "systemd-run", "--quiet", "--collect", "--slice=vsd.slice",
 			"--unit", unit, "--description", desc,
 			exe, "--restart", "--home", s->home, "--name", s->name,
 			"--socket", (char *)d->socket_path, "--status", status,
-			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr", "--",
+			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr",
+			"--group", gid, "--",
 			"/bin/sh", "-c", s->command, NULL };
 		char **args = by_systemd ? argv : argv + 8;
+		size_t i;
 		int null;
+
+		/* our --group may read its status socket too; without one, drop the pair */
+		snprintf(gid, sizeof(gid), "%u", (unsigned)d->group);
+		for (i = 0; d->group == (gid_t)-1 && argv[i]; i++)
+			if (argv[i] == gid) {
+				memmove(&argv[i - 1], &argv[i + 1],
+					(ARRAY_SIZE(argv) - i - 1) * sizeof(*argv));
+				break;
+			}
 
 		setsid();
 		if (!by_systemd)

@@ -208,28 +208,30 @@ reload_rules(struct vsd *d)
 	buf_free(&errs);
 }
 
-/* The control socket, signals, and the pidfds of the services' supervisors. */
+/* The control socket and its clients, signals, and the pidfds of the services' supervisors. */
 static int
 loop(struct vsd *d, int lfd, int sfd)
 {
 	struct pollfd *pfd = NULL;
 	struct signalfd_siginfo si;
-	size_t cap = 0, ns;
+	size_t cap = 0, want, nc, ns;
 
 	for (;;) {
-		if (cap < 3 + d->svcs.n) {
-			struct pollfd *np = realloc(pfd, (3 + d->svcs.n) * 2 * sizeof(*pfd));
+		want = 3 + d->ctl.n + d->svcs.n;
+		if (cap < want) {
+			struct pollfd *np = realloc(pfd, want * 2 * sizeof(*pfd));
 
 			if (!np)
 				fatalx("out of memory");
 			pfd = np;
-			cap = (3 + d->svcs.n) * 2;
+			cap = want * 2;
 		}
 		pfd[0] = (struct pollfd){ .fd = lfd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = sfd, .events = POLLIN };
 		pfd[2] = (struct pollfd){ .fd = fork_gate_fd(), .events = POLLIN };
-		ns = svc_pollfds(d, pfd + 3, cap - 3);
-		if (poll(pfd, 3 + ns, svc_timeout_ms(d)) < 0) {
+		nc = ctl_pollfds(d, pfd + 3, cap - 3);
+		ns = svc_pollfds(d, pfd + 3 + nc, cap - 3 - nc);
+		if (poll(pfd, 3 + nc + ns, ctl_timeout_ms(d, svc_timeout_ms(d))) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
@@ -239,7 +241,7 @@ loop(struct vsd *d, int lfd, int sfd)
 		/* new processes first: the sooner moved, the less they run astray */
 		if (pfd[2].revents & POLLIN)
 			fork_gate_events(d);
-		svc_events(d, pfd + 3, ns);
+		svc_events(d, pfd + 3 + nc, ns);
 		svc_tick(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -262,8 +264,10 @@ loop(struct vsd *d, int lfd, int sfd)
 					reload_rules(d);
 			}
 		}
+		/* the clients known before this poll, then the new ones */
+		ctl_events(d, pfd + 3, nc);
 		if (pfd[0].revents & POLLIN)
-			control_serve(d, lfd);
+			ctl_accept(d, lfd);
 	}
 }
 
@@ -442,6 +446,7 @@ main(int argc, char **argv)
 		   cg_layout_name(d.cg.layout), d.cg.hier[0].base);
 	r = loop(&d, lfd, sfd);
 	sd_notifyf("STOPPING=1");
+	ctl_close_all(&d);
 	close(lfd);
 	unlink(d.socket_path);
 	if (d.reg.n == 0)

@@ -4,6 +4,7 @@
 #define VSD_VSD_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "lib/buf.h"
@@ -14,6 +15,15 @@
 #include "gates/socket/gate-socket.h"
 
 struct rules;
+struct ctl_client;
+
+/* The control socket's open connections (clients.c). */
+struct ctl_set {
+	struct ctl_client *v;
+	size_t		 n;
+	uint64_t	 seq;		/* connections accepted so far */
+	uint64_t	 busy_ns;	/* time spent running commands, so far */
+};
 
 struct vsd {
 	struct cg_ctx	 cg;
@@ -30,6 +40,7 @@ struct vsd {
 	struct svc_set	 svcs;		/* the declared services (services.c) */
 	int		 log_syslog;	/* vsd logs to syslog (not in the foreground) */
 	uint64_t	 fork_moves;	/* processes the fork gate moved (fork-gate.c) */
+	struct ctl_set	 ctl;		/* the control socket's clients (clients.c) */
 };
 
 struct reply {
@@ -64,6 +75,23 @@ int cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep);
 
 /* control.c */
 int control_listen(const char *path, gid_t group);
-void control_serve(struct vsd *d, int lfd);
+/* 0 and *cr if the peer on fd may talk to vsd; else -EACCES, its refusal framed in out. */
+int control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out);
+/* Run one request; its reply, framed, is appended to out. */
+void control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct buf *out);
+/* An error reply (text, or JSON if json), framed, appended to out. */
+void control_error(struct buf *out, int json, const char *msg);
+
+/* clients.c: the connections, served from vsd's poll loop */
+struct pollfd;
+/* Take every waiting connection. */
+void ctl_accept(struct vsd *d, int lfd);
+/* The clients' poll entries, up to max; ctl_events wants them back as they were. */
+size_t ctl_pollfds(struct vsd *d, struct pollfd *p, size_t max);
+/* Read, run, write as the poll says; close the clients past their deadline. */
+void ctl_events(struct vsd *d, const struct pollfd *p, size_t n);
+/* The poll timeout: other_ms (-1: none), or sooner if a deadline falls first. */
+int ctl_timeout_ms(const struct vsd *d, int other_ms);
+void ctl_close_all(struct vsd *d);
 
 #endif

@@ -289,13 +289,15 @@ struct status_info {
 	long long since;	/* when the state last changed, s since the epoch */
 	int	 last_status;	/* wait status of the last run, -1 if none ended */
 };
-int status_open(const char *path);
+/* Listen at path: 0600, or 0660 with group unless it is (gid_t)-1. */
+int status_open(const char *path, gid_t group);
 /*
  * Accept one client and read its request line ("status", "refresh" or
  * "stop"; nothing means "status") into cmd, waiting for it at most 20 ms; the
- * client's uid from SO_PEERCRED. Returns the connection, or -1.
+ * client's uid from SO_PEERCRED. Returns the connection, or -1 (a client
+ * that is not root, our uid or in group is told so and closed).
  */
-int status_accept(int lfd, char *cmd, size_t len, uid_t *uid);
+int status_accept(int lfd, gid_t group, char *cmd, size_t len, uid_t *uid);
 /* Answer with one JSON object and close fd. */
 void status_reply(struct gate *g, int fd, const struct status_info *si);
 

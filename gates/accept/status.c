@@ -5,8 +5,11 @@
  * services` reads the sockets in <vsd run dir>/gates/ ("status"); vsd
  * itself is not involved, so the status stays readable while vsd restarts.
  * vsd asks "refresh" after an apply (the new VS table and rules at once) and
- * "stop" to stop a declared service; "stop" is honoured from root or our
- * own uid only (SO_PEERCRED).
+ * "stop" to stop a declared service. The status names the service's
+ * processes and the VSs it serves, so only root, our own uid and the members
+ * of --group (vsd's group) may ask: the socket is 0600, or 0660 with that
+ * group, whatever the umask, and SO_PEERCRED checks each client in case the
+ * mode was widened. "stop" is honoured from root or our own uid only.
  */
 #include "config.h"
 
@@ -15,33 +18,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/buf.h"
 #include "gate.h"
 #include "lib/log.h"
+#include "lib/usock.h"
 
 int
-status_open(const char *path)
+status_open(const char *path, gid_t group)
 {
-	struct sockaddr_un sun = { .sun_family = AF_UNIX };
-	int fd, r;
-
-	if (strlen(path) >= sizeof(sun.sun_path))
-		return -ENAMETOOLONG;
-	strcpy(sun.sun_path, path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
-		return -errno;
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(fd, 8) < 0) {
-		r = -errno;
-		log_warn("status socket %s", path);
-		close(fd);
-		return r;
-	}
-	return fd;
+	return usock_listen(path, group, 8);
 }
 
 static const char *
@@ -131,10 +119,11 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 }
 
 int
-status_accept(int lfd, char *cmd, size_t len, uid_t *uid)
+status_accept(int lfd, gid_t group, char *cmd, size_t len, uid_t *uid)
 {
+	static const char refusal[] = "{\"error\": \"permission denied: only root, the "
+	    "supervisor's user and vsd's group may read its status\"}\n";
 	struct ucred cr;
-	socklen_t cl = sizeof(cr);
 	struct pollfd p;
 	ssize_t n;
 	int fd;
@@ -143,8 +132,14 @@ status_accept(int lfd, char *cmd, size_t len, uid_t *uid)
 	*uid = (uid_t)-1;
 	if ((fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC)) < 0)
 		return -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0)
-		*uid = cr.uid;
+	if (!usock_peer_allowed(fd, group, &cr)) {
+		log_warnx("status socket: refused a client with uid %u", (unsigned)cr.uid);
+		/* a short line into an empty socket buffer: it cannot block */
+		send(fd, refusal, sizeof(refusal) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+		close(fd);
+		return -1;
+	}
+	*uid = cr.uid;
 	/* a client writes its request right after connect(): a short wait
 	 * covers an accept that came first; an old client sends nothing */
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };

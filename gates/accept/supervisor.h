@@ -25,6 +25,7 @@ struct opts {
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */
 	const char *rules;	/* --rules FILE: the rules, without vsd (tests) */
+	gid_t	 group;		/* --group: may read the status socket too; (gid_t)-1 if none */
 	char **argv;
 };
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -62,7 +63,7 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
-	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
+	    "                [--conns-map PATH] [--status PATH] [--group GROUP] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
 	    "                [--warm on|off] [--pidfd-thread on|off] [--restart]\n"
 	    "                [--stop-timeout S]\n"
@@ -79,6 +80,21 @@ on_off(const char *opt, const char *arg)
 	return strcmp(arg, "on") == 0;
 }
 
+/* --group: a group name, or a gid as vsd passes it. */
+static gid_t
+parse_group(const char *arg)
+{
+	struct group *gr = getgrnam(arg);
+	const char *why;
+	uint64_t g;
+
+	if (gr)
+		return gr->gr_gid;
+	if (parse_u64(arg, 0, (gid_t)-2, &g, &why) < 0)
+		fatalx("--group %s: no such group", arg);
+	return (gid_t)g;
+}
+
 static void
 parse_opts(int argc, char **argv, struct opts *o)
 {
@@ -89,6 +105,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "vs-table", required_argument, NULL, 't' },
 		{ "conns-map", required_argument, NULL, 'm' },
 		{ "status", required_argument, NULL, 'S' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
@@ -106,6 +123,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	o->stop_timeout = STOP_TIMEOUT_S;
+	o->group = (gid_t)-1;
 	while ((c = getopt_long(argc, argv, "+v", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': o->home = optarg; break;
@@ -114,6 +132,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 't': o->table_file = optarg; break;
 		case 'm': o->map = optarg; break;
 		case 'S': o->status = optarg; break;
+		case 'g': o->group = parse_group(optarg); break;
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
 		case 'R': o->rules = optarg; break;
@@ -268,7 +287,7 @@ loop_setup(struct supervisor *sv)
 	    (sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
-	sv->stfd = sv->o.status ? status_open(sv->o.status) : -1;
+	sv->stfd = sv->o.status ? status_open(sv->o.status, sv->o.group) : -1;
 	sv->period = 100;
 	arm_timer(sv->tfd, sv->period);
 }
@@ -474,7 +493,7 @@ on_status(struct supervisor *sv)
 	uid_t uid;
 	int fd;
 
-	if ((fd = status_accept(sv->stfd, cmd, sizeof(cmd), &uid)) < 0)
+	if ((fd = status_accept(sv->stfd, sv->o.group, cmd, sizeof(cmd), &uid)) < 0)
 		return;
 	if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
 		request_stop(sv, SIGTERM);

@@ -13,21 +13,14 @@
 # the old behaviour fails every round, not one time in ten.
 . "$(dirname "$0")/lib.sh"
 need_root
-SERVER=$top_builddir/tests/gate-server
-CLIENT=$top_builddir/tests/gate-client
-[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
+need_gate_server
 [ "$(cg_layout)" != legacy ] || skip_all "no cgroup2: no socket gate to classify connections"
 
 R=$(mktemp -d /tmp/vsd-recreate.XXXXXX)
 on_exit "rm -rf $R"
-PORT=$((30000 + $$ % 20000))
-wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
-svc() {
-	vsctl services --json | json "[s for s in d if s['name'] == 'echo'][0]$1" 2>/dev/null
-}
 # every thread of the service waits at home: a destroy --force of www1
 # then kills nothing of the shared service
-at_home() { [ "$(svc "['threads']" | json 'sorted(set(t["bound"] for t in d))')" = '["base"]' ]; }
+at_home() { [ "$(svc echo "['threads']" | json 'sorted(set(t["bound"] for t in d))')" = '["base"]' ]; }
 # ask the supervisor to refresh its VS table now, over its status socket
 refresh() {
 	python3 -c 'import socket, sys
@@ -49,7 +42,7 @@ vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/before"
 is "$(count "$R/before" www1)" 5 "before: www1's requests are served in www1"
 
 for round in 1 2 3 4 5; do
-	wait_until at_home || diag "threads: $(svc "['threads']")"
+	wait_until at_home || diag "threads: $(svc echo "['threads']")"
 	old=$(vsctl show www1 --json | json "d['id']")
 	check "round $round: vsctl destroy www1 --force" quiet vsctl destroy www1 --force
 	check "round $round: the gate refreshes its table" refresh
@@ -59,5 +52,5 @@ for round in 1 2 3 4 5; do
 	is "$(count "$R/after.$round" www1)/$(count "$R/after.$round" base)" "50/0" \
 		"round $round: all of the re-created www1's first 50 requests in www1 (id $old -> $new), none at home"
 done
-check "the service ran throughout" kill -0 "$(svc "['pid']")"
+check "the service ran throughout" kill -0 "$(svc echo "['pid']")"
 done_testing

@@ -156,6 +156,8 @@ else:
 PY
 }
 quiet() { "$@" >/dev/null 2>&1; }
+# wait_until CMD...: until CMD succeeds, up to 10 s (the VM tier is slow)
+wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 # json EXPR: evaluate a Python expression on the JSON read from stdin (as d).
 json() {
@@ -164,6 +166,42 @@ d = json.load(sys.stdin)
 v = eval(sys.argv[1])
 print(json.dumps(v) if isinstance(v, (dict, list)) or v is None else v)' "$1"
 }
+
+# rules_dir: R, a private directory for rule files, removed on exit (0755:
+# vsd reads them as root, vsctl check as anyone); w NAME writes stdin to
+# $R/NAME, mode 0644 (apply refuses group- or world-writable files)
+rules_dir() {
+	R=$(mktemp -d "/tmp/vsd-$(basename "$0" .sh).XXXXXX") || exit 99
+	chmod 0755 "$R"
+	on_exit "rm -rf $R"
+}
+w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
+
+# need_gate_server: SERVER and CLIENT, the accept gate's test service and
+# client (tests/gate-server.c, gate-client.c), and PORT, one for this test
+need_gate_server() {
+	SERVER=$top_builddir/tests/gate-server
+	CLIENT=$top_builddir/tests/gate-client
+	[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
+	PORT=$((30000 + $$ % 20000))
+}
+
+# svc NAME EXPR: a field of a service's status (vsctl services --json)
+svc() {
+	vsctl services --json | json "[s for s in d if s['name'] == '$1'][0]$2" 2>/dev/null
+}
+running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
+# logs NAME: where a service's output and its supervisor's messages go:
+# vsd's log, or under systemd the journal of its unit (vsd/services.c)
+logs() {
+	cat "$VSD_TMP/vsd.log"
+	command -v journalctl >/dev/null && [ -d /run/systemd/system ] &&
+		journalctl -q --no-pager -o cat -u "vsd-$VSD_ROOT-$1.service" 2>/dev/null
+}
+# tests/gate-server's processes on the test's $PORT (the [g] keeps a shell
+# running this pattern from matching itself)
+server_procs() { pgrep -f "[g]ate-server -p $PORT( |\$)"; }
+no_server() { ! server_procs >/dev/null; }
 
 # vs_cgroup NAME KIND: the VS's directory in hierarchy KIND (cpu, cpuacct,
 # memory, pids, unified); on a pure-v2 host every KIND is the same directory.

@@ -32,7 +32,8 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
-	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh
+	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
+	tests/services-prune.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
@@ -79,7 +80,7 @@ tests_gate_client_LDADD = -lpthread
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
-	tests/gate-fair.sh tests/gate-status.sh
+	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

@@ -9,7 +9,6 @@ R=$(mktemp -d /tmp/vsd-rules-fork.XXXXXX)
 chmod 0755 "$R"
 on_exit "rm -rf $R"
 w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
-wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 
 vsd_start || { fail "vsd starts"; done_testing; }
 w on.rules <<'E'

@@ -9,38 +9,14 @@
 # while vsd serves on; a name taken by `vsctl run` is refused.
 . "$(dirname "$0")/lib.sh"
 need_root
-SERVER=$top_builddir/tests/gate-server
-CLIENT=$top_builddir/tests/gate-client
-[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
+need_gate_server
 
-R=$(mktemp -d /tmp/vsd-services.XXXXXX)
-chmod 0755 "$R"
-on_exit "rm -rf $R"
-PORT=$((30000 + $$ % 20000))
-w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
+rules_dir
 
-# svc NAME EXPR: a field of the service's status (vsctl services --json)
-svc() {
-	vsctl services --json | json "[s for s in d if s['name'] == '$1'][0]$2" 2>/dev/null
-}
-# wait_until CMD...: up to 10 s (the VM tier is slow)
-wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
-running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
 # served_in FILE VS: every answer in FILE came from a thread in VS
 served_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]"; }
 # where FILE: the VSs the answers in FILE came from, in order, one per answer
 where() { sed -n "s|.* cg=[^ ]*/$VSH_ROOT/\([^ ]*\) .*|\1|p" "$1" | tr '\n' ' ' | sed 's/ $//'; }
-# the test server's processes on our port (the [g] keeps a shell running
-# this pattern from matching itself)
-server_procs() { pgrep -f "[g]ate-server -p $PORT( |\$)"; }
-no_server() { ! server_procs >/dev/null; }
-# logs NAME: where a service's output and its supervisor's messages go:
-# vsd's log, or under systemd the journal of its unit (vsd/services.c)
-logs() {
-	cat "$VSD_TMP/vsd.log"
-	command -v journalctl >/dev/null && [ -d /run/systemd/system ] &&
-		journalctl -q --no-pager -o cat -u "vsd-$VSD_ROOT-$1.service" 2>/dev/null
-}
 
 vsd_start || { fail "vsd starts"; done_testing; }
 on_exit "pkill -KILL -f -- '$SERVER -p $PORT'"

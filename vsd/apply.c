@@ -7,6 +7,12 @@
  * destroys — and the state is saved once at the end. When any step or the
  * save fails, the steps already done are undone in reverse, so the cgroups,
  * the registry and the state file are as they were.
+ *
+ * A VS to destroy may hold the processes of a declared service the same
+ * apply stops (its home, typically): those do not refuse the destroy. The
+ * services are stopped, and waited for, just before the destroys, after
+ * every step that can be undone; stopping cannot be, so if a destroy or the
+ * save fails after it, they are started again as they were.
  */
 #include "config.h"
 
@@ -39,6 +45,9 @@ struct plan {
 	struct step	*v;
 	size_t		 n, cap;
 	size_t		 unchanged;
+	/* services to stop before the destroys: they live in a VS to destroy */
+	char		(*svc)[VS_NAME_MAX + 1];
+	size_t		 nsvc;
 };
 
 static const char *const kind_name[] = { "update", "create", "destroy" };
@@ -115,6 +124,53 @@ add_step(struct plan *p, enum step_kind kind, const char *name)
 	return s;
 }
 
+/* Stop service name before the destroys (once). */
+static int
+add_svc(struct plan *p, const char *name)
+{
+	char (*nv)[VS_NAME_MAX + 1];
+	size_t i;
+
+	for (i = 0; i < p->nsvc; i++)
+		if (strcmp(p->svc[i], name) == 0)
+			return 0;
+	if (!(nv = realloc(p->svc, (p->nsvc + 1) * sizeof(*nv))))
+		return -ENOMEM;
+	p->svc = nv;
+	snprintf(p->svc[p->nsvc++], sizeof(*nv), "%s", name);
+	return 0;
+}
+
+/*
+ * The processes in vs that would stop a destroy: all but those of the
+ * services this apply stops, which are noted to be stopped first, as are
+ * the services whose home vs is (with or without a process now: none may
+ * start there again). 0 or more, or -ENOMEM.
+ */
+static ssize_t
+in_the_way(struct vsd *d, const struct rules *rs, int prune, const struct vs *vs,
+	   struct plan *p)
+{
+	const struct svc *s;
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+	ssize_t left = 0;
+
+	for (i = 0; i < d->svcs.n; i++)
+		if (strcmp(d->svcs.v[i].home, vs->name) == 0 && add_svc(p, d->svcs.v[i].name) < 0)
+			return -ENOMEM;
+	if (vs->status != VS_OK || cg_vs_procs(&d->cg, vs, &pids, &n) < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (!(s = svc_holding(d, rs, prune, pids[i])))
+			left++;
+		else if (add_svc(p, s->name) < 0)
+			left = -ENOMEM;
+	}
+	free(pids);
+	return left;
+}
+
 static int
 by_kind(const void *a, const void *b)
 {
@@ -164,8 +220,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 	}
 	for (i = 0; i < d->reg.n; i++) {
 		struct vs *vs = d->reg.v[i];
-		pid_t *pids = NULL;
-		size_t n = 0;
+		ssize_t n;
 
 		if (rules_vs_index(rs, vs->name) >= 0)
 			continue;
@@ -173,11 +228,11 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			kept += vs->lim.cpu;
 			continue;
 		}
-		if (vs->status == VS_OK && cg_vs_procs(&d->cg, vs, &pids, &n) == 0)
-			free(pids);
+		if ((n = in_the_way(d, rs, 1, vs, p)) < 0)
+			return (int)n;
 		if (n > 0) {
 			/* destroying would kill them: that is vsctl destroy --force's job */
-			buf_printf(errs, "VS '%s' is not in the file but has %zu process%s; "
+			buf_printf(errs, "VS '%s' is not in the file but has %zd process%s; "
 				   "--prune removes only empty VSs\n", vs->name, n,
 				   n == 1 ? "" : "es");
 			nerr++;
@@ -373,7 +428,7 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	struct buf svc = { 0 };
 	uint32_t next_id = d->reg.next_id;
 	size_t i;
-	int r;
+	int r, stopped = 0;
 
 	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
 		goto out;
@@ -384,6 +439,13 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		goto out;
 	}
 	for (i = 0; i < p.n; i++) {
+		/* the destroys come last: first the services that live there */
+		if (p.v[i].kind == S_DESTROY && p.nsvc && !stopped++ &&
+		    (r = svc_stop_wait(d, (const char (*)[VS_NAME_MAX + 1])p.svc, p.nsvc)) < 0) {
+			buf_printf(errs, "the services in the VSs to destroy did not stop: %s; "
+				   "nothing changed\n", strerror(-r));
+			break;
+		}
 		if ((r = run_step(d, &p.v[i])) < 0) {
 			buf_printf(errs, "%s VS %s failed: %s; nothing changed\n",
 				   kind_name[p.v[i].kind], p.v[i].name, strerror(-r));
@@ -396,6 +458,9 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		while (i-- > 0)
 			undo_step(d, &p.v[i]);
 		d->reg.next_id = next_id;
+		/* their VSs are back: start them as they were */
+		if (stopped)
+			svc_resume(d, (const char (*)[VS_NAME_MAX + 1])p.svc, p.nsvc, errs);
 		goto out;
 	}
 	log_info("applied %s: %zu steps, %zu VSs unchanged", path, p.n, p.unchanged);
@@ -413,6 +478,7 @@ out:
 	buf_free(&svc);
 	rules_free(rs);
 	free(p.v);
+	free(p.svc);
 	return r;
 }
 

@@ -20,8 +20,10 @@ struct reply;
 /*
  * Load path (as owner: files must belong to root or owner), diff it against
  * the registry and apply the difference: updates in place, then creates, then
- * destroys; then save the state. If a step fails, the steps done are undone in
- * reverse and nothing changes. out gets the report, errs the reasons.
+ * (once the declared services living in the VSs to destroy have been stopped
+ * and are gone) destroys; then save the state. If a step fails, the steps done
+ * are undone in reverse, those services started again, and nothing else
+ * changes. out gets the report, errs the reasons.
  */
 int rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
 		     struct buf *out, struct buf *errs);

@@ -34,6 +34,10 @@
 #define SVC_FILE	"services"
 /* a supervisor systemd started answers on its status socket within this */
 #define ADOPT_TIMEOUT_MS	30000
+/* an apply waits this long for the services it stops before destroying
+ * their VS: vsd-gate's stop timeout (10 s from SIGTERM to SIGKILL), then
+ * time for what SIGKILL hit to be reaped */
+#define STOP_WAIT_MS		15000
 
 /* <dir of the control socket>/gates[/NAME.sock] */
 static int
@@ -542,6 +546,120 @@ svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 	}
 	/* every change above reported a line; none: the list is as saved */
 	return out->len == len0 ? 0 : svc_save(d);
+}
+
+int
+svc_stopped_by(const struct rules *rs, int prune, const struct svc *s)
+{
+	int i = rules_service_index(rs, s->name);
+
+	if (i < 0)
+		return prune;
+	return strcmp(s->home, home_of(rs, &rs->services[i])) != 0 ||
+	    strcmp(s->command, rs->services[i].command) != 0;
+}
+
+/* s's supervisor runs (its pid is still its pid, not a reused one). */
+static int
+supervisor_alive(const struct svc *s)
+{
+	struct pollfd p = { .fd = s->pidfd, .events = POLLIN };
+
+	return s->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+const struct svc *
+svc_holding(struct vsd *d, const struct rules *rs, int prune, pid_t pid)
+{
+	pid_t p = pid;
+	size_t i;
+	int depth;
+
+	/* the service and whatever it forked descend from its supervisor,
+	 * a child subreaper (vsd-gate.c), also after a double fork */
+	for (depth = 0; p > 1 && depth < 64; depth++, p = proc_parent(p)) {
+		for (i = 0; i < d->svcs.n; i++) {
+			const struct svc *s = &d->svcs.v[i];
+
+			if (s->pidfd >= 0 && s->spid == p && svc_stopped_by(rs, prune, s) &&
+			    supervisor_alive(s))
+				return s;
+		}
+	}
+	return NULL;
+}
+
+int
+svc_stop_wait(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n)
+{
+	uint64_t until = mono_ns() + STOP_WAIT_MS * 1000000ull;
+	struct pollfd *pfd;
+	struct svc *s;
+	size_t i, k, np;
+	int waiting;
+
+	if (!(pfd = calloc(n ? n : 1, sizeof(*pfd))))
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		if ((s = svc_find(d, names[i])))
+			stop(d, s);
+	for (;;) {
+		for (i = np = 0, waiting = 0; i < n; i++) {
+			if (!(s = svc_find(d, names[i])))
+				continue;
+			if (s->pidfd >= 0)
+				pfd[np++] = (struct pollfd){ .fd = s->pidfd, .events = POLLIN };
+			waiting += s->pidfd >= 0 || s->adopt_until;
+		}
+		if (!waiting)
+			break;
+		if (mono_ns() > until) {
+			free(pfd);
+			return -ETIMEDOUT;
+		}
+		(void)poll(pfd, np, 50);	/* on an error, no revents: look again */
+		for (k = 0; k < np; k++) {
+			if (!pfd[k].revents)
+				continue;
+			for (i = 0; i < d->svcs.n; i++) {
+				s = &d->svcs.v[i];
+				if (s->pidfd != pfd[k].fd)
+					continue;
+				/* gone, with every task of its service (it exits
+				 * only then); still "stopping": svc_sync or
+				 * svc_resume decides what follows */
+				close(s->pidfd);
+				s->pidfd = -1;
+				log_info("service %s: stopped (its supervisor pid %d exited)", s->name,
+					 (int)s->spid);
+				break;
+			}
+		}
+		svc_tick(d);	/* one that systemd is starting: adopt it, then stop it */
+	}
+	free(pfd);
+	return 0;
+}
+
+void
+svc_resume(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n, struct buf *out)
+{
+	struct svc *s;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!(s = svc_find(d, names[i])) || s->held)
+			continue;
+		if (s->pidfd >= 0 || s->adopt_until) {
+			/* exited() starts it again once it has stopped */
+			buf_printf(out, "service %s is stopping; it is started again then\n",
+				   s->name);
+			continue;
+		}
+		s->stopping = 0;
+		stopped(d, s);
+		buf_printf(out, "service %s was stopped and is started again\n", s->name);
+	}
 }
 
 void

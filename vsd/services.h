@@ -60,12 +60,30 @@ void svc_adopt_all(struct vsd *d);
 /*
  * Make the running services match rs (called by an apply after its VS steps
  * succeeded): start the new ones, restart changed ones, stop undeclared
- * ones if prune. Check first with svc_check: a name held by a service
+ * ones if prune (those svc_stop_wait stopped already are forgotten, or
+ * started with their new settings). Check first with svc_check: a name held by a service
  * started by hand (`vsctl run`) is refused. Reports to out, one line each.
  */
 int svc_check(struct vsd *d, const struct rules *rs, struct buf *errs);
 void svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out);
 int svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out);
+
+/*
+ * An apply that destroys the VS a service it stops lives in (apply.c).
+ * svc_stopped_by: rs stops s (it drops s, with prune, or changes its command
+ * or home). svc_holding: the service rs stops whose process pid is (a
+ * descendant of its running supervisor), or NULL. svc_stop_wait: stop those
+ * services (SIGTERM, SIGKILL after vsd-gate's stop timeout) and wait until
+ * their supervisors have exited, which they do once no task of the service
+ * is left; 0, or -ETIMEDOUT after 15 s. They stay listed, stopped, for
+ * svc_sync to forget or start with the new settings, or for svc_resume to
+ * start again as they were when the apply fails after all (a line each to
+ * out).
+ */
+int svc_stopped_by(const struct rules *rs, int prune, const struct svc *s);
+const struct svc *svc_holding(struct vsd *d, const struct rules *rs, int prune, pid_t pid);
+int svc_stop_wait(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n);
+void svc_resume(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n, struct buf *out);
 
 /* Ask every supervisor to refresh its VS table and rules now. */
 void svc_refresh_all(struct vsd *d);

@@ -357,6 +357,29 @@ readable(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
+/*
+ * A connection of a VS missing from our table. If the VS was created after
+ * the table was made, fetch the table now, before the connection is queued:
+ * else a VS re-created under the same name (a new id) would have its first
+ * requests served at home. vsd hands ids out in increasing order and says
+ * which comes next, so an id below that is a VS that is gone, and no
+ * refresh brings it back. At most one immediate refresh per new id. While
+ * vsd does not answer, or with a table that does not say (a --vs-table
+ * file, an older vsd), gate_refresh() paces the tries as before: each may
+ * cost GATE_VSD_TIMEOUT_MS on this path.
+ */
+static void
+refresh_for(struct gate *g, uint32_t id)
+{
+	if (!g->tab.next_id) {
+		gate_refresh(g, 0);
+	} else if (id >= g->tab.next_id && id > g->asked_id) {
+		if (!g->refresh_failed)
+			g->asked_id = id;
+		gate_refresh(g, !g->refresh_failed);
+	}
+}
+
 /* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
 static struct gate_vs *
 classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
@@ -367,7 +390,7 @@ classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 	struct gate_vs *v = NULL;
 
 	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
-		gate_refresh(g, 0);	/* a VS created since the last refresh? */
+		refresh_for(g, id);
 		v = vs_table_find(&g->tab, id);
 	}
 	if (!v) {

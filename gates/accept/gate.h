@@ -64,6 +64,7 @@ struct vs_table {
 	int	 pure_v2;
 	char	*conns_map;		/* "# conns-map PATH" line from vsd, or NULL */
 	uint64_t rules_hash;		/* "# rules HASH": the rules vsd applied; 0 = none */
+	uint32_t next_id;		/* "# next-id N": vsd's next VS id; 0 = not said */
 };
 
 /* --- vs-table.c --- */
@@ -237,6 +238,7 @@ struct gate {
 	uint64_t last_refresh;
 	uint64_t refresh_asked;		/* an unknown vs_id was seen */
 	int	 refresh_failed;		/* the last refresh could not reach vsd */
+	uint32_t asked_id;		/* the newest id a refresh was made for at once */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */

@@ -137,6 +137,12 @@ vs_table_parse(struct vs_table *t, const char *text)
 			t->conns_map = strdup(line + 12);
 			continue;
 		}
+		if (strncmp(line, "# next-id ", 10) == 0) {
+			unsigned long long n = strtoull(line + 10, NULL, 10);
+
+			t->next_id = n <= UINT32_MAX ? (uint32_t)n : 0;
+			continue;
+		}
 		if (strncmp(line, "# rules ", 8) == 0) {
 			t->rules_hash = strtoull(line + 8, NULL, 16);
 			continue;

@@ -21,6 +21,7 @@
 
 static const char table1[] =
 	"# conns-map /sys/fs/bpf/vsd/t/vsd_conns\n"
+	"# next-id 12\n"
 	"7 www2 2500 cpu=/c/www2 cpuacct=/a/www2 unified=/u/www2\n"
 	"3 www1 5000 cpu=/c/www1 cpuacct=/a/www1 memory=/m/www1 unified=/u/www1 newkey=/x\n"
 	"\n"
@@ -58,6 +59,10 @@ test_parse(void)
 	ok(vs_table_parse(&t, table1) == 0 && t.n == 3, "three VSs parsed");
 	ok(t.v[0].id == 3 && t.v[1].id == 7 && t.v[2].id == 9, "sorted by id");
 	is_str(t.conns_map, "/sys/fs/bpf/vsd/t/vsd_conns", "the connection table's pin");
+	ok(t.next_id == 12, "vsd's next VS id (ids 10 and 11 are gone, 12 and up are new)");
+	ok(vs_table_parse(&bad, "1 www1 100 unified=/u\n") == 0 && bad.next_id == 0,
+	   "a table that does not say has next id 0 (unknown)");
+	vs_table_free(&bad);
 	v = vs_table_find(&t, 3);
 	ok(v && v->share_bp == 5000, "www1's share");
 	is_str(v ? v->name : NULL, "www1", "found by id");

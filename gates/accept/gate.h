@@ -286,6 +286,7 @@ struct status_info {
 	unsigned restarts;
 	long long since;	/* when the state last changed, s since the epoch */
 	int	 last_status;	/* wait status of the last run, -1 if none ended */
+	const char *user, *group;	/* whom the service runs as; NULL: as we do */
 };
 int status_open(const char *path);
 /*

@@ -12,7 +12,9 @@
  * for a service the rule file declares (--restart), it also restarts the
  * service with back-off when it dies, logs its output line by line, and
  * stops it on SIGTERM or a "stop" request: SIGTERM to the service, SIGKILL
- * to whatever is left after --stop-timeout. service.c starts the service.
+ * to whatever is left after --stop-timeout. service.c starts the service,
+ * as --user if given; we then keep only the capabilities we use
+ * (drop_privileges()).
  */
 #include "config.h"
 
@@ -34,6 +36,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
@@ -65,7 +68,7 @@ usage(void)
 	    "                [--conns-map PATH] [--status PATH] [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
 	    "                [--warm on|off] [--pidfd-thread on|off] [--restart]\n"
-	    "                [--stop-timeout S]\n"
+	    "                [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
@@ -98,6 +101,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "log", required_argument, NULL, 'l' },
 		{ "rules", required_argument, NULL, 'R' },
 		{ "pidfd-thread", required_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -117,6 +122,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
 		case 'R': o->rules = optarg; break;
+		case 'u': o->user = optarg; break;
+		case 'g': o->group = optarg; break;
 		case 'P': bind_pidfd_thread(on_off("--pidfd-thread", optarg)); break;
 		case 'c':
 			if (strcmp(optarg, "lazy") == 0)
@@ -149,7 +156,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind >= argc || !o->home || (!o->vsd_socket == !o->table_file) ||
-	    (o->rules && !o->table_file))
+	    (o->rules && !o->table_file) || (o->group && !o->user))
 		usage();
 	o->argv = argv + optind;
 	if (!o->name) {
@@ -248,6 +255,46 @@ gate_setup(struct supervisor *sv)
 
 		setrlimit(RLIMIT_NOFILE, &nl);
 	}
+}
+
+/*
+ * With --user, keep only the capabilities the supervisor uses from here on,
+ * in every set, the bounding set included (so no exec gets the others back):
+ *   CAP_SYS_PTRACE  pidfd_getfd() of the listener, in a process of another uid
+ *   CAP_KILL        signals to that process and to what it leaves behind
+ *   CAP_SETUID, CAP_SETGID, CAP_SETPCAP
+ *                   each (re)start: the child sets the user's groups and ids
+ *                   and empties its bounding set (privs_become)
+ *   CAP_BPF         re-opening the socket gate's pinned map (classify.c);
+ *                   Linux 6.1 refuses every bpf() call without it while
+ *                   unprivileged BPF is off, as on Debian
+ * We stay uid 0: moving threads writes "tasks" and "cgroup.procs", which are
+ * root's files, and cgroup v1 lets only euid 0 (or the task's own uid) move
+ * another's task; uid 0 needs no capability for either. What goes is
+ * everything else, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_NET_ADMIN and
+ * CAP_SYS_MODULE among them: a supervisor fooled by what a service sends
+ * it can no longer mount, load modules or touch files it does not own.
+ *
+ * Without --user the service runs as root with every capability and NNP
+ * off (setuid helpers keep working), so its child needs CAP_SYS_ADMIN to
+ * load the filter: then there is nothing to drop that the service would
+ * not hold anyway, and we keep what we were started with.
+ */
+static void
+drop_privileges(struct supervisor *sv)
+{
+	const uint64_t keep = 1ull << CAP_SYS_PTRACE | 1ull << CAP_KILL | 1ull << CAP_SETUID |
+	    1ull << CAP_SETGID | 1ull << CAP_SETPCAP | 1ull << CAP_BPF;
+	uint64_t have = 0;
+	int r;
+
+	if (!sv->o.user)
+		return;
+	if ((r = privs_keep(keep)) < 0)
+		fatalx("cannot drop capabilities: %s", strerror(-r));
+	privs_permitted(&have);
+	log_debug("capabilities kept: 0x%llx (service runs as %s:%s)", (unsigned long long)have,
+	    sv->o.pu.user, sv->o.pu.group);
 }
 
 /* What lives as long as we do: signals, the tick, the status socket. */
@@ -469,6 +516,7 @@ on_status(struct supervisor *sv)
 	struct status_info si = {
 		.name = sv->o.name, .managed = sv->o.restart, .restarts = sv->restarts,
 		.since = (long long)sv->since, .last_status = sv->have_last ? sv->last_status : -1,
+		.user = sv->o.user ? sv->o.pu.user : NULL, .group = sv->o.user ? sv->o.pu.group : NULL,
 	};
 	char cmd[32];
 	uid_t uid;
@@ -571,10 +619,16 @@ main(int argc, char **argv)
 {
 	struct supervisor sv = { .stfd = -1, .st = { .notify_fd = -1, .out_fd = -1, .pidfd = -1 } };
 
+	char err[256];
+
 	parse_opts(argc, argv, &sv.o);
 	log_init(!sv.o.syslog, sv.o.verbose, "vsd-gate");
+	/* once, here: a forked child must not do NSS lookups */
+	if (sv.o.user && privs_resolve(sv.o.user, sv.o.group, &sv.o.pu, err, sizeof(err)) < 0)
+		fatalx("--user: %s", err);
 	gate_setup(&sv);
 	loop_setup(&sv);
+	drop_privileges(&sv);
 	if (run_start(&sv) < 0)
 		run_end(&sv);
 	serve(&sv);

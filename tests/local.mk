@@ -32,7 +32,7 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
-	tests/vsd-cpu-split.sh tests/services.sh tests/service-user.sh
+	tests/vsd-cpu-split.sh tests/services.sh tests/service-user.sh tests/vsd-drift.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS)
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh

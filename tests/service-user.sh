@@ -77,6 +77,7 @@ vsctl exec www1 --user "$U" --group "$G" -- cat /proc/self/status >"$R/exec2.st"
 # initgroups(3) with that group: it, and the groups that list the user
 check "vsctl exec --user --group: that group, and the groups that list the user" \
 	runs_as "$R/exec2.st" "$UID_U" "$GID_G" "$GID_G"
+is "$(vsctl exec --user "$U" www1 -- id -u)" "$UID_U" "vsctl exec: --user before the VS name works too"
 check "vsctl exec --user: in the VS" grep -q "/$VSD_ROOT/www1\$" <(vsctl exec www1 --user "$U" -- cat /proc/self/cgroup)
 out=$(vsctl exec www1 --user nosuch-user-$$ -- true 2>&1)
 r=$?

@@ -203,6 +203,21 @@ opt_value(int argc, char **argv, const char *opt)
 	return NULL;
 }
 
+/* exec's VS name: its first operand, wherever the options are (build() allows that). */
+static const char *
+exec_name(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--user") == 0 || strcmp(argv[i], "--group") == 0)
+			i++;
+		else if (strncmp(argv[i], "--", 2) != 0)
+			return argv[i];
+	}
+	return NULL;
+}
+
 /*
  * Move ourselves into the VS, then become the command: its exit status is
  * ours. With --user, the user is resolved before anything moves, and the
@@ -239,7 +254,7 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	}
 	buf_reset(&req);
 	proto_add(&req, "exec-self");
-	proto_addf(&req, "name=%s", argv[0]);
+	proto_addf(&req, "name=%s", exec_name(argc, argv));
 	if ((pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
 		return fail("exec: pidfd_open: %s", strerror(errno));
 	r = call(&req, pidfd, 1);

@@ -117,6 +117,14 @@ KEEP=00000080000801e0
 cp "/proc/$SUP/status" "$R/sup.st"
 is "$(field "$R/sup.st" Uid) $(field "$R/sup.st" CapEff) $(field "$R/sup.st" CapPrm) $(field "$R/sup.st" CapBnd)" \
 	"0 0 0 0 $KEEP $KEEP $KEEP" "the supervisor keeps uid 0 and six capabilities"
+# with only those capabilities, the gate still hands every connection over once
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1000 -j 8 >"$R/m1" &
+M1=$!
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 1000 -j 8 >"$R/m2"
+wait $M1
+check "2000 connections from two VSs, each answered once" \
+	grep -q "ok 1000 bad 0" "$R/m1" && grep -q "ok 1000 bad 0" "$R/m2"
+check "no accept failed in the service" sh -c "! grep -q 'accept' '$R/ru.err'"
 kill "$RUN"
 wait "$RUN" 2>/dev/null
 

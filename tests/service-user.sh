@@ -28,8 +28,11 @@ G=vsdg$$
 groupadd -r "$G" || { fail "groupadd $G"; done_testing; }
 on_exit "groupdel $G"
 useradd -r -M -s /usr/sbin/nologin -U -G "$G" "$U" || { fail "useradd $U"; done_testing; }
-on_exit "userdel $U"
+# run last to first: whatever still runs as the user (a service on its way
+# out), then the user, then its own group if userdel left it
 on_exit "groupdel $U"
+on_exit "userdel -f $U"
+on_exit "pkill -KILL -u $U; sleep 0.2"
 UID_U=$(id -u "$U")
 GID_U=$(id -g "$U")
 GID_G=$(getent group "$G" | cut -d: -f3)

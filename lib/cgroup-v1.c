@@ -17,13 +17,19 @@ v1_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	return 0;
 }
 
+/* Shares are relative; basis points keep the configured ratios exact. */
+static unsigned
+v1_shares(unsigned bp)
+{
+	return bp < 2 ? 2 : bp;	/* the kernel's MIN_SHARES */
+}
+
 static int
 v1_set_cpu(const char *dir, unsigned bp)
 {
 	char val[32];
 
-	/* Shares are relative; basis points keep the configured ratios exact. */
-	snprintf(val, sizeof(val), "%u", bp < 2 ? 2 : bp);
+	snprintf(val, sizeof(val), "%u", v1_shares(bp));
 	return cg_write(dir, "cpu.shares", val);
 }
 
@@ -47,10 +53,7 @@ v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 	if ((cg_read(dir, "cpu.cfs_period_us", cur, sizeof(cur)) < 0 || strcmp(cur, "100000") != 0) &&
 	    (r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0)
 		return r;
-	/* bp is a share of the whole machine, so it scales with the CPU count. */
-	quota = (unsigned long long)bp * ncpu * CFS_PERIOD_US / BP_MAX;
-	if (quota < 1000)
-		quota = 1000;
+	quota = cg_quota_us(bp, ncpu);
 	snprintf(val, sizeof(val), "%llu", quota);
 	if (cg_read(dir, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
 		return 0;
@@ -93,6 +96,33 @@ v1_kill_all(const char *dir)
 	return -EOPNOTSUPP;
 }
 
+static int
+v1_expect(unsigned roles, const struct vs_limits *l, unsigned ncpu, struct cg_expect *e)
+{
+	int n = 0;
+
+	if (roles & CG_R_CPU) {
+		e[n] = (struct cg_expect){ "cpu", "cpu.shares", "" };
+		snprintf(e[n++].want, sizeof(e->want), "%u", v1_shares(l->cpu));
+		if (l->cpu_max) {
+			e[n] = (struct cg_expect){ "cpu_max", "cpu.cfs_period_us", "" };
+			snprintf(e[n++].want, sizeof(e->want), "%llu", CFS_PERIOD_US);
+		}
+		e[n] = (struct cg_expect){ "cpu_max", "cpu.cfs_quota_us", "-1" };
+		if (l->cpu_max)
+			snprintf(e[n].want, sizeof(e->want), "%" PRIu64,
+				 cg_quota_us(l->cpu_max, ncpu));
+		n++;
+	}
+	/* no memory limit ("-1") reads back as the largest one */
+	if (roles & CG_R_MEM)
+		e[n++] = cg_expect_limit("mem_max", "memory.limit_in_bytes",
+					 cg_mem_readback(l->mem_max), NULL);
+	if (roles & CG_R_PIDS)
+		e[n++] = cg_expect_limit("pids_max", "pids.max", l->pids_max, "max");
+	return n;
+}
+
 const struct cg_ops cg_v1_ops = {
 	.name = "v1",
 	.prepare = v1_prepare,
@@ -104,4 +134,5 @@ const struct cg_ops cg_v1_ops = {
 	.mem_usage = v1_mem_usage,
 	.pids_usage = cg_pids_current,
 	.kill_all = v1_kill_all,
+	.expect = v1_expect,
 };

@@ -88,28 +88,38 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 	return v2_delegate(base, "+cpu +memory +pids");
 }
 
+/* cpu.weight is 1..10000, basis points map onto it one to one. */
+static unsigned
+v2_weight(unsigned bp)
+{
+	return bp < 1 ? 1 : bp > 10000 ? 10000 : bp;
+}
+
 static int
 v2_set_cpu(const char *dir, unsigned bp)
 {
 	char val[32];
 
-	/* cpu.weight is 1..10000, basis points map onto it one to one. */
-	snprintf(val, sizeof(val), "%u", bp < 1 ? 1 : bp > 10000 ? 10000 : bp);
+	snprintf(val, sizeof(val), "%u", v2_weight(bp));
 	return cg_write(dir, "cpu.weight", val);
+}
+
+/* cpu.max for a cap of bp (0: none), as written and as read back. */
+static void
+v2_cpu_max(unsigned bp, unsigned ncpu, char *val, size_t len)
+{
+	if (bp == 0)
+		snprintf(val, len, "max %llu", V2_PERIOD_US);
+	else
+		snprintf(val, len, "%" PRIu64 " %llu", cg_quota_us(bp, ncpu), V2_PERIOD_US);
 }
 
 static int
 v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 {
-	unsigned long long quota;
 	char val[64];
 
-	if (bp == 0)
-		return cg_write(dir, "cpu.max", "max 100000");
-	quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
-	if (quota < 1000)
-		quota = 1000;
-	snprintf(val, sizeof(val), "%llu %llu", quota, V2_PERIOD_US);
+	v2_cpu_max(bp, ncpu, val, sizeof(val));
 	return cg_write(dir, "cpu.max", val);
 }
 
@@ -153,6 +163,25 @@ v2_kill_all(const char *dir)
 	return r == -ENOENT ? -EOPNOTSUPP : r;
 }
 
+static int
+v2_expect(unsigned roles, const struct vs_limits *l, unsigned ncpu, struct cg_expect *e)
+{
+	int n = 0;
+
+	if (roles & CG_R_CPU) {
+		e[n] = (struct cg_expect){ "cpu", "cpu.weight", "" };
+		snprintf(e[n++].want, sizeof(e->want), "%u", v2_weight(l->cpu));
+		e[n] = (struct cg_expect){ "cpu_max", "cpu.max", "" };
+		v2_cpu_max(l->cpu_max, ncpu, e[n++].want, sizeof(e->want));
+	}
+	if (roles & CG_R_MEM)
+		e[n++] = cg_expect_limit("mem_max", "memory.max",
+					 l->mem_max ? cg_mem_readback(l->mem_max) : 0, "max");
+	if (roles & CG_R_PIDS)
+		e[n++] = cg_expect_limit("pids_max", "pids.max", l->pids_max, "max");
+	return n;
+}
+
 const struct cg_ops cg_v2_ops = {
 	.name = "v2",
 	.prepare = v2_prepare,
@@ -164,4 +193,5 @@ const struct cg_ops cg_v2_ops = {
 	.mem_usage = v2_mem_usage,
 	.pids_usage = cg_pids_current,
 	.kill_all = v2_kill_all,
+	.expect = v2_expect,
 };

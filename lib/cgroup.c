@@ -249,6 +249,18 @@ cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset)
 	return cg_write(dir, file, val);
 }
 
+struct cg_expect
+cg_expect_limit(const char *limit, const char *file, uint64_t v, const char *unset)
+{
+	struct cg_expect e = { limit, file, "" };
+
+	if (v == 0)
+		snprintf(e.want, sizeof(e.want), "%s", unset);
+	else
+		snprintf(e.want, sizeof(e.want), "%" PRIu64, v);
+	return e;
+}
+
 int
 cg_pids_current(const char *dir, uint64_t *n)
 {
@@ -340,6 +352,71 @@ cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old)
 		}
 	}
 	return 0;
+}
+
+int
+cg_vs_rewrite(struct cg_ctx *cg, const struct vs *vs)
+{
+	struct vs_limits differ = vs->lim;
+
+	/* an "old" that differs in every limit makes cg_vs_apply write each */
+	differ.cpu = ~vs->lim.cpu;
+	differ.cpu_max = ~vs->lim.cpu_max;
+	differ.mem_max = ~vs->lim.mem_max;
+	differ.pids_max = ~vs->lim.pids_max;
+	return cg_vs_apply(cg, vs, &differ);
+}
+
+uint64_t
+cg_quota_us(unsigned bp, unsigned ncpu)
+{
+	/* bp is a share of the whole machine, so it scales with the CPU count */
+	uint64_t quota = (uint64_t)bp * ncpu * 100000 / BP_MAX;
+
+	return quota < 1000 ? 1000 : quota;
+}
+
+uint64_t
+cg_mem_readback(uint64_t bytes)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	/* page_counter_memparse() keeps whole pages, at most LONG_MAX bytes' worth */
+	if (bytes == 0 || bytes > (uint64_t)LONG_MAX)
+		bytes = (uint64_t)LONG_MAX;
+	return bytes / page * page;
+}
+
+int
+cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, size_t max)
+{
+	struct cg_expect e[CG_EXPECT_MAX];
+	char dir[PATH_MAX], have[64];
+	size_t n = 0;
+	int h, k, ne, r;
+
+	for (h = 0; h < cg->nhier; h++) {
+		const struct cg_hier *hi = &cg->hier[h];
+
+		if ((r = cg_vs_path(cg, h, vs->name, dir, sizeof(dir))) < 0)
+			return r;
+		ne = hi->ops->expect(hi->roles, &vs->lim, cg->ncpu, e);
+		for (k = 0; k < ne; k++) {
+			if (cg_read(dir, e[k].file, have, sizeof(have)) < 0)
+				have[0] = '\0';
+			if (strcmp(have, e[k].want) == 0)
+				continue;
+			if (n < max) {
+				d[n].limit = e[k].limit;
+				d[n].file = e[k].file;
+				snprintf(d[n].hier, sizeof(d[n].hier), "%s", cg_hier_key(hi));
+				snprintf(d[n].want, sizeof(d[n].want), "%s", e[k].want);
+				snprintf(d[n].have, sizeof(d[n].have), "%s", have);
+			}
+			n++;
+		}
+	}
+	return (int)(n < max ? n : max);
 }
 
 int

@@ -31,6 +31,17 @@ enum cg_layout { CG_UNIFIED, CG_HYBRID, CG_LEGACY };
 struct cg_ctx;
 struct cg_hier;
 
+/*
+ * A limit as one interface file should hold it, read back: what the set_*
+ * operation wrote, after the kernel's own rounding.
+ */
+struct cg_expect {
+	const char	*limit;		/* "cpu", "cpu_max", "mem_max", "pids_max" */
+	const char	*file;		/* "cpu.shares", "memory.max", ... */
+	char		 want[48];
+};
+#define CG_EXPECT_MAX	4	/* per hierarchy */
+
 struct cg_ops {
 	const char *name;
 	/* Make the hierarchy's cgroup-root directory (h->base, which exists) ready for VSs. */
@@ -44,6 +55,10 @@ struct cg_ops {
 	int (*pids_usage)(const char *dir, uint64_t *n);
 	/* Kill every process in dir, or -EOPNOTSUPP if the hierarchy cannot. */
 	int (*kill_all)(const char *dir);
+	/* What the files of the hierarchy's roles (CG_R_*) hold once the set_*
+	 * operations wrote l: at most CG_EXPECT_MAX entries into e; how many. */
+	int (*expect)(unsigned roles, const struct vs_limits *l, unsigned ncpu,
+		      struct cg_expect *e);
 };
 
 extern const struct cg_ops cg_v1_ops, cg_v2_ops;
@@ -94,6 +109,9 @@ int cg_read(const char *dir, const char *file, char *buf, size_t len);
 int cg_read_u64(const char *dir, const char *file, uint64_t *v);
 /* A limit: v in decimal, or the file's no-limit word when v is 0 (unset). */
 int cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset);
+/* What cg_write_limit() leaves in the file, as a struct cg_expect. */
+struct cg_expect cg_expect_limit(const char *limit, const char *file, uint64_t v,
+				 const char *unset);
 /* pids.current: the same file on v1 and v2. */
 int cg_pids_current(const char *dir, uint64_t *n);
 
@@ -106,6 +124,26 @@ void cg_release(struct cg_ctx *cg);
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);
 int cg_vs_create(struct cg_ctx *cg, struct vs *vs);
 int cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old);
+/* Write every limit of vs again, whatever the files hold now. */
+int cg_vs_rewrite(struct cg_ctx *cg, const struct vs *vs);
+
+/*
+ * Drift: a limit the kernel holds differently from what vsd set, because
+ * something else wrote the file (root inside a VS can). cg_vs_drift() fills
+ * up to max entries and returns how many differ (an unreadable file counts,
+ * with have ""), or -errno.
+ */
+struct cg_drift {
+	const char	*limit, *file;
+	char		 hier[16];	/* cg_hier_key(): "cpu", "memory", "unified", ... */
+	char		 want[48], have[48];
+};
+#define CG_DRIFT_MAX	(CG_HIER_MAX * CG_EXPECT_MAX)
+int cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, size_t max);
+/* A cap in basis points of the whole machine as a CFS quota per 100 ms period. */
+uint64_t cg_quota_us(unsigned bp, unsigned ncpu);
+/* What a memory limit reads back as (the kernel keeps whole pages); 0: none. */
+uint64_t cg_mem_readback(uint64_t bytes);
 int cg_vs_exists(const struct cg_ctx *cg, const struct vs *vs);	/* 1, 0 */
 int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
 int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # lib: what every program shares: logging, small utilities, the growable
 # buffer and its JSON writer, the control protocol, and the cgroup backend
-# (one for vsd and the accept gate; v1, hybrid and pure v2 behind cg_ops).
+# (one for vsd and the accept gate; v1, hybrid and pure v2 behind cg_ops),
+# and privs.c: running as a user, keeping only the capabilities one uses.
 # Depends on nothing else in the tree.
 # Tests: tests/unit/test-util.c, test-proto.c, test-cgroup-v2.c.
 noinst_LIBRARIES += lib/libvsd.a
@@ -13,4 +14,5 @@ lib_libvsd_a_SOURCES = \
 	lib/usock.c lib/usock.h \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c \
+	lib/privs.c lib/privs.h \
 	lib/vs.h

@@ -35,6 +35,7 @@ struct vs {
 	enum vs_status	 status;
 	uint64_t	 cg2_id;	/* cgroup2 directory inode (BPF attach point); 0 if none */
 	struct gate_socket_cfg gate;	/* socket gate: TOS, mark, priority */
+	uint64_t	 drift_logged;	/* hash of the drift vsd logged last, 0: none (not saved) */
 };
 
 #endif

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "lib/privs.h"
 #include "names.h"
 
 static void
@@ -219,6 +220,37 @@ out:
 	settings_free(&eff);
 }
 
+/*
+ * The user and group a service runs as must exist here and now: at check
+ * time on the machine that checks, at apply time on vsd's (an unknown user
+ * refuses the whole file, so nothing changes).
+ */
+static void
+check_service_user(struct rules_ctx *c, const struct svc_decl *sv, struct rules_service *x)
+{
+	struct privs_user pu;
+	char err[256];
+
+	if (sv->group && !sv->user) {
+		rerr(c, &sv->group_at, "service '%s': group needs user (user NAME group NAME)",
+		     sv->name);
+		return;
+	}
+	if (!sv->user)
+		return;
+	if (privs_resolve(sv->user, NULL, &pu, err, sizeof(err)) < 0) {
+		rerr(c, &sv->user_at, "service '%s': %s", sv->name, err);
+		return;
+	}
+	if (sv->group && privs_resolve(sv->user, sv->group, &pu, err, sizeof(err)) < 0) {
+		rerr(c, &sv->group_at, "service '%s': %s", sv->name, err);
+		return;
+	}
+	x->user = xstrdup(c, sv->user);
+	if (sv->group)
+		x->group = xstrdup(c, sv->group);
+}
+
 static void
 check_services(struct rules_ctx *c)
 {
@@ -259,6 +291,7 @@ check_services(struct rules_ctx *c)
 			     sv->name);
 		else
 			x->command = xstrdup(c, sv->command);
+		check_service_user(c, sv, x);
 	}
 }
 

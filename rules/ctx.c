@@ -205,6 +205,8 @@ ctx_free(struct rules_ctx *c)
 		free(c->svcs[i].name);
 		free(c->svcs[i].home);
 		free(c->svcs[i].command);
+		free(c->svcs[i].user);
+		free(c->svcs[i].group);
 	}
 	for (i = 0; i < c->nrules; i++) {
 		nexpr_free(&c->rules[i].caller);

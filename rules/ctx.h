@@ -84,6 +84,8 @@ struct svc_decl {
 	int		 gate;		/* -1 if not given */
 	struct rules_loc gate_at;
 	char		*command;
+	char		*user, *group;	/* NULL if not given */
+	struct rules_loc user_at, group_at;
 };
 
 struct rule_decl {

@@ -101,8 +101,13 @@ rules_dump(const struct rules *rs, struct buf *b)
 	for (i = 0; i < rs->nservices; i++) {
 		const struct rules_service *s = &rs->services[i];
 
-		buf_printf(b, "service %s home %s gate %s command ", s->name,
-			   rs->vs[s->home].name, rules_gate_name(s->gate));
+		buf_printf(b, "service %s home %s gate %s ", s->name, rs->vs[s->home].name,
+			   rules_gate_name(s->gate));
+		if (s->user)
+			buf_printf(b, "user %s ", s->user);
+		if (s->group)
+			buf_printf(b, "group %s ", s->group);
+		buf_printf(b, "command ");
 		buf_json_str(b, s->command);
 		buf_printf(b, "\n");
 	}

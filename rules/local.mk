@@ -36,7 +36,7 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c $(srcdir)/rules/write.c \
 	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c \
-	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c
+	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c $(srcdir)/lib/privs.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER
 rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "lib/privs.h"
 #include "lex.h"
 #include "parse.h"
 
@@ -21,7 +22,7 @@
 enum keyid {
 	K_CPU = SB_CPU, K_CPU_MAX = SB_CPU_MAX, K_MEM = SB_MEM, K_PIDS = SB_PIDS,
 	K_TOS = SB_TOS, K_MARK = SB_MARK, K_PRIORITY = SB_PRIORITY,
-	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND,
+	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 };
 
 enum where { W_VS = 1, W_PLAN = 2, W_GROUP = 4, W_SVC = 8 };
@@ -44,6 +45,9 @@ static const struct key {
 	{ "home",	K_HOME,		W_SVC },
 	{ "gate",	K_GATE,		W_SVC },
 	{ "command",	K_COMMAND,	W_SVC },
+	{ "user",	K_USER,		W_SVC },
+	/* a service's group is the Unix group it runs with, not a VS group */
+	{ "group",	K_UGROUP,	W_SVC },
 };
 
 struct target {
@@ -145,6 +149,21 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 		free(d->svc->command);
 		d->svc->command = xstrdup(p->c, v->text);
 		return;
+	case K_USER:
+	case K_UGROUP:
+		/* the name's syntax here; whether it exists, in check.c */
+		if (!privs_name_valid(v->text)) {
+			perr(p, v, "invalid %s name '%s'", k->k == K_USER ? "user" : "group", v->text);
+			return;
+		}
+		if (k->k == K_USER) {
+			d->svc->user = xstrdup(p->c, v->text);
+			d->svc->user_at = loc_of(p, v);
+		} else {
+			d->svc->group = xstrdup(p->c, v->text);
+			d->svc->group_at = loc_of(p, v);
+		}
+		return;
 	}
 	if (r < 0) {
 		perr(p, v, "%s '%s' %s", k->name, v->text, why ? why : "is not valid");
@@ -168,8 +187,9 @@ one_setting(struct parser *p, struct target *d)
 		next(p);
 		return;
 	}
+	/* the key of that name for this kind of declaration, else any (an error) */
 	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (strcmp(keys[i].name, kt->text) == 0)
+		if (strcmp(keys[i].name, kt->text) == 0 && (!k || (keys[i].where & d->where)))
 			k = &keys[i];
 	next(p);
 	v = cur(p);

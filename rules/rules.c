@@ -25,8 +25,11 @@ rules_free(struct rules *rs)
 
 	if (!rs)
 		return;
-	for (i = 0; i < rs->nservices; i++)
+	for (i = 0; i < rs->nservices; i++) {
 		free(rs->services[i].command);
+		free(rs->services[i].user);
+		free(rs->services[i].group);
+	}
 	for (i = 0; i < rs->nrules; i++) {
 		free(rs->rules[i].caller.prefix);
 		free(rs->rules[i].req.prefix);

@@ -101,6 +101,8 @@ struct rules_service {
 	int		 home;		/* VS index */
 	enum rules_gate	 gate;		/* the gate it runs under (accept) */
 	char		*command;	/* run by /bin/sh -c */
+	char		*user;		/* runs as this user (NULL: as root) */
+	char		*group;		/* with this group (NULL: the user's) */
 	struct rules_loc loc;
 };
 

@@ -82,7 +82,12 @@ rules_write(const struct rules *rs, struct buf *b)
 	for (i = 0; i < rs->nservices; i++) {
 		const struct rules_service *s = &rs->services[i];
 
-		buf_printf(b, "service %s home %s command ", s->name, rs->vs[s->home].name);
+		buf_printf(b, "service %s home %s ", s->name, rs->vs[s->home].name);
+		if (s->user)
+			buf_printf(b, "user %s ", s->user);
+		if (s->group)
+			buf_printf(b, "group %s ", s->group);
+		buf_printf(b, "command ");
 		write_string(b, s->command);
 		buf_printf(b, "\n");
 	}

@@ -3,7 +3,10 @@
  * A tiny TCP server for the accept-gate tests. It knows nothing about the
  * gate: it is the "unmodified service". Per connection it reads one request
  * line, optionally burns CPU ("spin MS"), and answers one line saying which
- * cgroup the serving thread sat in and what the accepted fd looked like.
+ * cgroup the serving thread sat in and what the accepted fd looked like;
+ * a request with the word "creds" also gets whom it runs as, from
+ * /proc/self/status: " creds=uid:R/E/S/F,gid:...,groups:...,capeff:...,
+ * capprm:...,capbnd:...,capamb:...,nnp:N" at the end of the line.
  *
  *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
  *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N]
@@ -62,6 +65,44 @@ cgroup_of_self(char *cpu, size_t cl, char *cg2, size_t l2)
 		snprintf(cpu, cl, "%s", cg2);
 }
 
+/* The credential lines of /proc/self/status, as one word (see the top). */
+static void
+creds_of_self(char *buf, size_t len)
+{
+	static const char *const keys[][2] = {
+		{ "Uid:", "uid" }, { "Gid:", "gid" }, { "Groups:", "groups" },
+		{ "CapEff:", "capeff" }, { "CapPrm:", "capprm" }, { "CapBnd:", "capbnd" },
+		{ "CapAmb:", "capamb" }, { "NoNewPrivs:", "nnp" },
+	};
+	char line[512];
+	size_t off = 0, k;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	buf[0] = '\0';
+	while (f && fgets(line, sizeof(line), f)) {
+		for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			size_t kl = strlen(keys[k][0]);
+			char *v, *w;
+
+			if (strncmp(line, keys[k][0], kl) != 0)
+				continue;
+			/* "1 2 3" -> "1/2/3": one word */
+			for (v = line + kl; *v == ' ' || *v == '\t'; v++)
+				;
+			v[strcspn(v, "\n")] = '\0';
+			while (*v && (v[strlen(v) - 1] == ' ' || v[strlen(v) - 1] == '\t'))
+				v[strlen(v) - 1] = '\0';
+			for (w = v; *w; w++)
+				if (*w == ' ' || *w == '\t')
+					*w = '/';
+			off += (size_t)snprintf(buf + off, off < len ? len - off : 0, "%s%s:%s",
+			    off ? "," : "", keys[k][1], v);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 static void
 spin_ms(long ms)
 {
@@ -76,7 +117,7 @@ spin_ms(long ms)
 static void
 serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 {
-	char req[256] = "", cpu[256], cg2[256], peer[64] = "-", out[1024];
+	char req[256] = "", cpu[256], cg2[256], peer[64] = "-", out[2048], creds[640];
 	int fdfl = fcntl(fd, F_GETFD), fl = fcntl(fd, F_GETFL), port = 0;
 	size_t off = 0;
 	ssize_t n;
@@ -112,9 +153,14 @@ serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 		port = ntohs(in->sin_port);
 	}
 	cgroup_of_self(cpu, sizeof(cpu), cg2, sizeof(cg2));
-	n = snprintf(out, sizeof(out), "seq=%ld pid=%d cg=%s cg2=%s cloexec=%d nonblock=%d peer=%s:%d peerlen=%d req=%s\n",
+	creds[0] = '\0';
+	if (strstr(req, "creds")) {
+		strcpy(creds, " creds=");
+		creds_of_self(creds + 7, sizeof(creds) - 7);
+	}
+	n = snprintf(out, sizeof(out), "seq=%ld pid=%d cg=%s cg2=%s cloexec=%d nonblock=%d peer=%s:%d peerlen=%d req=%s%s\n",
 	    served, getpid(), cpu, cg2, !!(fdfl & FD_CLOEXEC), !!(fl & O_NONBLOCK), peer, port,
-	    have_addr ? (int)sl : -1, req);
+	    have_addr ? (int)sl : -1, req, creds);
 	while (write(fd, out, (size_t)n) < 0 && errno == EINTR)
 		;
 	close(fd);

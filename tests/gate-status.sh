@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The supervisor's status socket (issue #15, item 11): mode 0600 whatever the
-# umask, or 0660 with --group; SO_PEERCRED serves root and the group's
+# umask, or 0660 with --status-group; SO_PEERCRED serves root and the group's
 # members and refuses anyone else, even with the file's mode widened.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
@@ -27,7 +27,7 @@ except OSError:
     pass	# refused before it read' "$1" "$STATUS"
 }
 
-# --- without --group: root only, whatever the umask
+# --- without --status-group: root only, whatever the umask
 umask 000
 gate_start solo -- "$SERVER" || diag "the gate did not start (see $W/solo.err)"
 umask 022
@@ -42,14 +42,14 @@ check "and a refused stop stops nothing" served env
 check "the supervisor logs the refusal" grep -q "status socket: refused a client with uid 65534" "$W/solo.err"
 gate_stop
 
-# --- with --group: root and the members
+# --- with --status-group: root and the members
 grp=vsdg$$
 groupadd -r "$grp" || { nok "groupadd"; exit 1; }
 trap 'groupdel "$grp" 2>/dev/null; cleanup' EXIT
 gid=$(getent group "$grp" | cut -d: -f3)
-member() { setpriv --reuid=65534 --regid=65534 --groups="$gid" "$@"; }
+member() { setpriv --reuid=65534 --regid=65534 --status-groups="$gid" "$@"; }
 umask 000
-gate_start grp --group "$grp" -- "$SERVER" || diag "the gate did not start (see $W/grp.err)"
+gate_start grp --status-group "$grp" -- "$SERVER" || diag "the gate did not start (see $W/grp.err)"
 umask 022
 check "mode 0660 and the group under umask 000" [ "$(stat -c '%a %G' "$STATUS")" = "660 $grp" ]
 check "root is served" served env
@@ -60,11 +60,11 @@ check "with the mode widened, SO_PEERCRED refuses a non-member" refused nobody
 gate_stop
 
 # --- a gid, as vsd passes it; a group that does not exist is an error
-gate_start gid --group "$gid" -- "$SERVER" || diag "the gate did not start (see $W/gid.err)"
-check "--group GID: mode 0660 with that group" [ "$(stat -c '%a %g' "$STATUS")" = "660 $gid" ]
+gate_start gid --status-group "$gid" -- "$SERVER" || diag "the gate did not start (see $W/gid.err)"
+check "--status-group GID: mode 0660 with that group" [ "$(stat -c '%a %g' "$STATUS")" = "660 $gid" ]
 gate_stop
 groupdel "$grp"
-"$GATE" --home home --vs-table "$TAB" --status "$W/x.sock" --group "nosuchgroup$$" -- true 2> "$W/x.err"
-check "--group of no group is refused" [ $? = 1 ]
+"$GATE" --home home --vs-table "$TAB" --status "$W/x.sock" --status-group "nosuchgroup$$" -- true 2> "$W/x.err"
+check "--status-group of no group is refused" [ $? = 1 ]
 check "and says so" grep -q "nosuchgroup$$: no such group" "$W/x.err"
 exit $tap_failed

@@ -33,7 +33,7 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
-	tests/services-prune.sh
+	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
@@ -114,6 +114,8 @@ RULES_GOLDEN = \
 	tests/rules/err-plans.rules \
 	tests/rules/err-service.out \
 	tests/rules/err-service.rules \
+	tests/rules/err-service-user.out \
+	tests/rules/err-service-user.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
 	tests/rules/err-syntax.out \
@@ -140,7 +142,9 @@ RULES_GOLDEN = \
 	tests/rules/good-priority.out \
 	tests/rules/good-priority.rules \
 	tests/rules/good-reseller.out \
-	tests/rules/good-reseller.rules
+	tests/rules/good-reseller.rules \
+	tests/rules/good-service-user.out \
+	tests/rules/good-service-user.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
 	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vsctl run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]
+ * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/privs.h"
 #include "lib/util.h"
 #include "vsctl.h"
 
@@ -51,7 +52,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window;
+	const char *home, *name, *gate, *map, *window, *user, *group;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -76,7 +77,8 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		}
 		if (i + 1 >= argc || a[0] != '-') {
 			fprintf(stderr, "vsctl: run: unexpected argument '%s'; usage: vsctl run "
-			    "[--gate accept] --home VS [--name NAME] -- CMD [ARGS...]\n", a);
+			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
+			    "-- CMD [ARGS...]\n", a);
 			return 2;
 		}
 		if (strcmp(a, "--home") == 0)
@@ -89,6 +91,10 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->map = argv[++i];
 		else if (strcmp(a, "--window") == 0)
 			o->window = argv[++i];
+		else if (strcmp(a, "--user") == 0)
+			o->user = argv[++i];
+		else if (strcmp(a, "--group") == 0)
+			o->group = argv[++i];
 		else {
 			fprintf(stderr, "vsctl: run: unknown option '%s'\n", a);
 			return 2;
@@ -122,6 +128,9 @@ default_name(const char *base, char *out)
 static int
 run_check(int argc, char **argv, struct run_opts *o)
 {
+	struct privs_user pu;
+	char err[256];
+
 	if (strcmp(o->gate, "accept") != 0) {
 		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", o->gate);
 		return 2;
@@ -148,13 +157,22 @@ run_check(int argc, char **argv, struct run_opts *o)
 		    vs_name_why(o->name));
 		return 2;
 	}
+	if (o->group && !o->user) {
+		fprintf(stderr, "vsctl: run: --group needs --user\n");
+		return 2;
+	}
+	/* vsd-gate resolves it again; this says what is wrong before it starts */
+	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vsctl: run: %s\n", err);
+		return 2;
+	}
 	return 0;
 }
 
 /*
  * Become vsd-gate with the options it takes, then "--" and the command. Its
- * status socket opens to the group vsd's control socket is open to (vsd
- * --group), if vsd runs with one: the same people may read both.
+ * status socket opens (--status-group) to the group vsd's control socket is
+ * open to (vsd --group), if vsd runs with one: the same people may read both.
  */
 static int
 run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socket_path,
@@ -164,7 +182,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	struct stat st;
 	int n = 0, k;
 
-	if (!(all = calloc((size_t)(20 + argc - o->cmd), sizeof(*all))))
+	if (!(all = calloc((size_t)(24 + argc - o->cmd), sizeof(*all))))
 		return 1;
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
@@ -181,7 +199,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (stat(socket_path, &st) == 0 && S_ISSOCK(st.st_mode) && (st.st_mode & 0060) &&
 	    st.st_gid != 0) {
 		snprintf(gid, sizeof(gid), "%u", (unsigned)st.st_gid);
-		all[n++] = "--group";
+		all[n++] = "--status-group";
 		all[n++] = gid;
 	}
 	if (o->map) {
@@ -191,6 +209,14 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->window) {
 		all[n++] = "--window";
 		all[n++] = (char *)o->window;
+	}
+	if (o->user) {
+		all[n++] = "--user";
+		all[n++] = (char *)o->user;
+	}
+	if (o->group) {
+		all[n++] = "--group";
+		all[n++] = (char *)o->group;
 	}
 	all[n++] = "--";
 	for (k = o->cmd; k < argc; k++)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lib/privs.h"
 #include "lib/proto.h"
 #include "rules/rules.h"
 #include "lib/util.h"
@@ -186,12 +187,50 @@ do_remote(const struct cmdspec *c, int argc, char **argv)
 	return r;
 }
 
-/* Move ourselves into the VS, then become the command: its exit status is ours. */
+/* The value of --user/--group (as --opt V or --opt=V) before "--", or NULL. */
+static const char *
+opt_value(int argc, char **argv, const char *opt)
+{
+	size_t len = strlen(opt);
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], opt) == 0 && i + 1 < argc)
+			return argv[i + 1];
+		if (strncmp(argv[i], opt, len) == 0 && argv[i][len] == '=')
+			return argv[i] + len + 1;
+	}
+	return NULL;
+}
+
+/* exec's VS name: its first operand, wherever the options are (build() allows that). */
+static const char *
+exec_name(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++) {
+		if (strcmp(argv[i], "--user") == 0 || strcmp(argv[i], "--group") == 0)
+			i++;
+		else if (strncmp(argv[i], "--", 2) != 0)
+			return argv[i];
+	}
+	return NULL;
+}
+
+/*
+ * Move ourselves into the VS, then become the command: its exit status is
+ * ours. With --user, the user is resolved before anything moves, and the
+ * command runs as that user with its groups and no capabilities.
+ */
 static int
 do_exec(const struct cmdspec *c, int argc, char **argv)
 {
+	const char *user = opt_value(argc, argv, "--user"), *group = opt_value(argc, argv, "--group");
+	struct privs_user pu;
 	struct buf req = { 0 };
 	int used = 0, r, pidfd;
+	char err[256];
 
 	if ((r = build(c, argc, argv, &req, &used)) != 0) {
 		buf_free(&req);
@@ -201,9 +240,21 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 		buf_free(&req);
 		return fail("exec: no command given; usage: vsctl %s", c->usage);
 	}
+	if (group && !user) {
+		buf_free(&req);
+		return fail("exec: --group needs --user");
+	}
+	if (user && privs_resolve(user, group, &pu, err, sizeof(err)) < 0) {
+		buf_free(&req);
+		return fail("exec: %s", err);
+	}
+	if (user && geteuid() != 0) {
+		buf_free(&req);
+		return fail("exec: --user needs root");
+	}
 	buf_reset(&req);
 	proto_add(&req, "exec-self");
-	proto_addf(&req, "name=%s", argv[0]);
+	proto_addf(&req, "name=%s", exec_name(argc, argv));
 	if ((pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
 		return fail("exec: pidfd_open: %s", strerror(errno));
 	r = call(&req, pidfd, 1);
@@ -211,6 +262,8 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	buf_free(&req);
 	if (r != 0)
 		return r;
+	if (user && privs_become(&pu, err, sizeof(err)) < 0)
+		return fail("exec: %s", err);
 	execvp(argv[used], &argv[used]);
 	fprintf(stderr, "vsctl: exec: %s: %s\n", argv[used], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
@@ -309,6 +362,7 @@ static const struct optspec limit_opts[] = {
 	{ NULL, 0 },
 };
 static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
+static const struct optspec exec_opts[] = { { "user", 1 }, { "group", 1 }, { NULL, 0 } };
 static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, { NULL, 0 } };
 
 static const struct cmdspec cmds[] = {
@@ -322,9 +376,11 @@ static const struct cmdspec cmds[] = {
 	{ "list", do_remote, "", NULL, "list [--json]" },
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
-	{ "exec", do_exec, "name", NULL, "exec NAME -- CMD [ARGS...]" },
+	{ "exec", do_exec, "name", exec_opts,
+	  "exec NAME [--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
-	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] -- CMD [ARGS...]" },
+	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
+	  "[--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
 	{ "service", do_service, "", NULL, "service start|stop|restart NAME" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },

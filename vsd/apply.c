@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "apply.h"
+#include "drift.h"
 #include "gate-vs.h"
 #include "lib/log.h"
 #include "rules/rules.h"
@@ -39,6 +40,7 @@ struct step {
 	struct vs	 gone;		/* destroy: a copy, to create it again on undo */
 	struct vs_limits old, want;
 	struct gate_socket_cfg gold, gwant;	/* socket gate settings */
+	int		 drifted;	/* update: files that no longer held what vsd set */
 };
 
 struct plan {
@@ -195,6 +197,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 		const struct rules_vs *x = &rs->vs[i];
 		struct vs *vs = reg_find(&d->reg, x->name);
 		struct gate_socket_cfg g;
+		struct vs_drift dr = { 0 };
 		struct vs_limits w;
 
 		want_limits(x, &w);
@@ -204,7 +207,8 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			buf_printf(errs, "VS '%s': its cgroups are missing; 'vsctl destroy %s' "
 				   "first\n", x->name, x->name);
 			nerr++;
-		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g)) {
+		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g) &&
+			   drift_check(d, vs, &dr, "apply") == 0) {
 			p->unchanged++;
 		} else {
 			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name)))
@@ -215,6 +219,8 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			if (vs) {
 				s->old = vs->lim;
 				s->gold = vs->gate;
+				/* (lim_eq false: not checked above) */
+				s->drifted = dr.n ? dr.n : drift_check(d, vs, &dr, "apply");
 			}
 		}
 	}
@@ -263,7 +269,10 @@ run_step(struct vsd *d, struct step *s)
 	switch (s->kind) {
 	case S_UPDATE:
 		s->vs->lim = s->want;
-		if ((r = cg_vs_apply(&d->cg, s->vs, &s->old)) < 0) {
+		/* drifted: every limit again, not only those the file changes */
+		r = s->drifted ? drift_restore(d, s->vs, s->drifted, "apply") :
+		    cg_vs_apply(&d->cg, s->vs, &s->old);
+		if (r < 0) {
 			s->vs->lim = s->old;
 			cg_vs_apply(&d->cg, s->vs, &s->want);	/* put back what was written */
 			return r;
@@ -320,7 +329,7 @@ undo_step(struct vsd *d, struct step *s)
 	switch (s->kind) {
 	case S_UPDATE:
 		s->vs->lim = s->old;
-		r = cg_vs_apply(&d->cg, s->vs, &s->want);
+		r = s->drifted ? cg_vs_rewrite(&d->cg, s->vs) : cg_vs_apply(&d->cg, s->vs, &s->want);
 		if (!gate_eq(&s->gold, &s->gwant)) {
 			s->vs->gate = s->gold;
 			gate_vs_update(d, s->vs);
@@ -410,6 +419,9 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 				   fmt_percent(s->old.cpu, a, sizeof(a)) : "",
 				   s->kind == S_UPDATE ? " -> " : "",
 				   fmt_percent(s->want.cpu, b, sizeof(b)));
+		if (s->kind == S_UPDATE && s->drifted)
+			buf_printf(out, " (%d limit file%s had drifted: all written again)",
+				   s->drifted, s->drifted == 1 ? "" : "s");
 		buf_printf(out, "\n");
 	}
 	if (svc->len)

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "drift.h"
 #include "gate-vs.h"
 #include "lib/log.h"
 #include "state.h"
@@ -112,8 +113,9 @@ json_u64_or_null(struct buf *b, uint64_t v)
 }
 
 static void
-vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
+vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 {
+	struct vs_drift dr;
 	struct cg_usage u = { 0 };
 	char dir[PATH_MAX];
 	pid_t *pids = NULL;
@@ -126,8 +128,11 @@ vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 	}
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, vs->name);
-	buf_printf(b, ", \"id\": %" PRIu32 ", \"status\": \"%s\", \"cpu\": ", vs->id,
+	buf_printf(b, ", \"id\": %" PRIu32 ", \"status\": \"%s\", \"drift\": ", vs->id,
 		   vs->status == VS_OK ? "ok" : "missing");
+	drift_check(d, vs, &dr, when);
+	drift_json(&dr, b);
+	buf_printf(b, ", \"cpu\": ");
 	json_pct(b, vs->lim.cpu);
 	buf_printf(b, ", \"cpu_max\": ");
 	json_pct(b, vs->lim.cpu_max);
@@ -154,10 +159,10 @@ vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 
 /* create, set and show answer with the VS itself under --json. */
 static int
-reply_vs(struct vsd *d, const struct vs *vs, struct reply *rep)
+reply_vs(struct vsd *d, struct vs *vs, struct reply *rep, const char *when)
 {
 	if (rep->json) {
-		vs_json(d, vs, &rep->out);
+		vs_json(d, vs, &rep->out, when);
 		buf_printf(&rep->out, "\n");
 	}
 	return 0;
@@ -182,8 +187,9 @@ fmt_size(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
+/* One row of list and show; its status says "drift" if a limit drifted. */
 static void
-vs_row(struct vsd *d, const struct vs *vs, struct buf *b)
+vs_row(struct vsd *d, struct vs *vs, struct buf *b, const char *when, struct vs_drift *dr)
 {
 	char cpu[16], cap[16], mem[32], pids[32];
 	struct cg_usage u = { 0 };
@@ -201,19 +207,20 @@ vs_row(struct vsd *d, const struct vs *vs, struct buf *b)
 		   vs->lim.cpu_max ? fmt_percent(vs->lim.cpu_max, cap, sizeof(cap)) : "-",
 		   fmt_size(vs->lim.mem_max, mem, sizeof(mem)),
 		   vs->lim.pids_max ? pids : "-", n, (double)u.cpu_usec / 1e6,
-		   vs->status == VS_OK ? "ok" : "missing");
+		   vs->status != VS_OK ? "missing" : drift_check(d, vs, dr, when) ? "drift" : "ok");
 }
 
 int
 cmd_list(struct vsd *d, const struct request *req, struct reply *rep)
 {
+	struct vs_drift dr;
 	size_t i;
 
 	if (rep->json) {
 		buf_printf(&rep->out, "[");
 		for (i = 0; i < d->reg.n; i++) {
 			buf_printf(&rep->out, "%s", i ? ",\n " : "");
-			vs_json(d, d->reg.v[i], &rep->out);
+			vs_json(d, d->reg.v[i], &rep->out, "list");
 		}
 		buf_printf(&rep->out, "]\n");
 		return 0;
@@ -221,7 +228,7 @@ cmd_list(struct vsd *d, const struct request *req, struct reply *rep)
 	buf_printf(&rep->out, "%-31s %7s %7s %7s %8s %5s %10s %s\n", "NAME", "CPU", "CPU-MAX",
 		   "MEM-MAX", "PIDS-MAX", "PROCS", "CPU-TIME/s", "STATUS");
 	for (i = 0; i < d->reg.n; i++)
-		vs_row(d, d->reg.v[i], &rep->out);
+		vs_row(d, d->reg.v[i], &rep->out, "list", &dr);
 	return 0;
 }
 
@@ -229,17 +236,19 @@ int
 cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	char dir[PATH_MAX];
+	struct vs_drift dr;
 	struct vs *vs;
 	int r, h;
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
 	if (rep->json)
-		return reply_vs(d, vs, rep);
+		return reply_vs(d, vs, rep, "show");
 	buf_printf(&rep->out, "%-31s %7s %7s %7s %8s %5s %10s %s\n", "NAME", "CPU", "CPU-MAX",
 		   "MEM-MAX", "PIDS-MAX", "PROCS", "CPU-TIME/s", "STATUS");
-	vs_row(d, vs, &rep->out);
+	vs_row(d, vs, &rep->out, "show", &dr);
 	buf_printf(&rep->out, "id: %" PRIu32 "\n", vs->id);
+	drift_text(&dr, &rep->out);
 	for (h = 0; h < d->cg.nhier; h++)
 		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) == 0)
 			buf_printf(&rep->out, "cgroup: %s\n", dir);
@@ -299,7 +308,7 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "create: %s: cannot save state: %s", name, strerror(-r));
 	}
 	log_info("created VS %s (id %" PRIu32 ")", vs->name, vs->id);
-	return reply_vs(d, vs, rep);
+	return reply_vs(d, vs, rep, "create");
 }
 
 int
@@ -307,6 +316,7 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	struct gate_socket_cfg oldgate;
 	struct vs_limits old;
+	struct vs_drift dr;
 	struct vs *vs;
 	int r, gate = gate_opts_given(req);
 
@@ -330,7 +340,10 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 		vs->gate = oldgate;
 		return reply_err(rep, -EOPNOTSUPP, "set: the socket gate is off (no cgroup2 hierarchy)");
 	}
-	if ((r = cg_vs_apply(&d->cg, vs, &old)) < 0 ||
+	/* limits changed behind our back: write them all, not only what changes */
+	drift_check(d, vs, &dr, "set");
+	r = dr.n ? drift_restore(d, vs, dr.n, "set") : cg_vs_apply(&d->cg, vs, &old);
+	if (r < 0 ||
 	    (gate && (r = gate_vs_update(d, vs)) < 0) ||
 	    (r = state_save(d->state_dir, &d->reg)) < 0) {
 		struct vs_limits want = vs->lim;
@@ -345,7 +358,7 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 	log_info("changed limits of VS %s", vs->name);
 	if (gate)	/* VSs whose sockets belong to this one by a socket rule */
 		gate_vs_update_all(d);
-	return reply_vs(d, vs, rep);
+	return reply_vs(d, vs, rep, "set");
 }
 
 int

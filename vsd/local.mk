@@ -2,8 +2,9 @@
 # vsd: the daemon. vsd.c (start-up, adoption, signals), control.c (who may
 # use the control socket, which command answers), clients.c (its connections,
 # served from the poll loop with deadlines and a cap), one file per group of
-# commands (cmd-*.c), the registry and its state file, the per-VS side of the socket gate (gate-vs.c) and
-# rule-file application (apply.c), the VSs' systemd scope (scope.c), the
+# commands (cmd-*.c), the registry and its state file, the per-VS side of the
+# socket gate (gate-vs.c) and rule-file application (apply.c), limits changed
+# behind vsd's back (drift.c), the VSs' systemd scope (scope.c), the
 # readiness protocol (sd-notify.c), `vsd --check` (features.c), and the unit.
 # Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
 # tests/rules-apply.sh, tests/unit/test-state.c.
@@ -19,6 +20,7 @@ vsd_vsd_SOURCES = \
 	vsd/vsd.c vsd/vsd.h \
 	vsd/control.c vsd/clients.c \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
+	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c \
 	vsd/services.c vsd/services.h \

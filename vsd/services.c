@@ -2,8 +2,10 @@
 /*
  * The declared services' supervisors, from vsd's side: see services.h.
  * The state file "services" has one line per service:
- *   NAME HOME held|- COMMAND
+ *   NAME HOME FLAGS COMMAND
  * with the command last, escaped (\\, \n, \t) so that it stays one line.
+ * FLAGS is "held" or "-", then ",user=U" and ",group=G" if the service runs
+ * as a user (neither name can hold a comma or a space: privs_name_valid()).
  */
 #include "config.h"
 
@@ -110,8 +112,16 @@ svc_find(struct vsd *d, const char *name)
 	return NULL;
 }
 
+/* NULL -> "" */
+static void
+set_name(char *dst, size_t len, const char *src)
+{
+	snprintf(dst, len, "%s", src ? src : "");
+}
+
 static struct svc *
-svc_add(struct vsd *d, const char *name, const char *home, const char *command)
+svc_add(struct vsd *d, const char *name, const char *home, const char *user, const char *group,
+	const char *command)
 {
 	struct svc *nv = realloc(d->svcs.v, (d->svcs.n + 1) * sizeof(*nv)), *s;
 
@@ -122,6 +132,8 @@ svc_add(struct vsd *d, const char *name, const char *home, const char *command)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->name, sizeof(s->name), "%s", name);
 	snprintf(s->home, sizeof(s->home), "%s", home);
+	set_name(s->user, sizeof(s->user), user);
+	set_name(s->group, sizeof(s->group), group);
 	if (!(s->command = strdup(command)))
 		return NULL;
 	s->pidfd = -1;
@@ -154,7 +166,12 @@ svc_save(struct vsd *d)
 		const struct svc *s = &d->svcs.v[i];
 		const char *c;
 
-		buf_printf(&b, "%s %s %s ", s->name, s->home, s->held ? "held" : "-");
+		buf_printf(&b, "%s %s %s", s->name, s->home, s->held ? "held" : "-");
+		if (s->user[0])
+			buf_printf(&b, ",user=%s", s->user);
+		if (s->group[0])
+			buf_printf(&b, ",group=%s", s->group);
+		buf_printf(&b, " ");
 		for (c = s->command; *c; c++) {
 			if (*c == '\\')
 				buf_printf(&b, "\\\\");
@@ -215,20 +232,31 @@ svc_load(struct vsd *d)
 	}
 	fclose(f);
 	for (line = strtok_r(data, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[64], home[64], held[8];
+		char name[64], home[64], flags[128], user[64] = "", group[64] = "", *fl, *fs = NULL;
 		struct svc *s;
-		int off = 0;
+		int off = 0, bad = 0;
 
 		n++;
-		if (sscanf(line, "%63s %63s %7s %n", name, home, held, &off) != 3 || !off ||
-		    !vs_name_valid(name) || !vs_name_valid(home) || svc_find(d, name)) {
+		if (sscanf(line, "%63s %63s %127s %n", name, home, flags, &off) != 3 || !off ||
+		    !vs_name_valid(name) || !vs_name_valid(home) || svc_find(d, name))
+			bad = 1;
+		/* "held" or "-", then ",user=U" ",group=G" (older files: neither) */
+		for (fl = bad ? NULL : strtok_r(flags, ",", &fs); fl; fl = strtok_r(NULL, ",", &fs)) {
+			if (strncmp(fl, "user=", 5) == 0 && privs_name_valid(fl + 5))
+				snprintf(user, sizeof(user), "%s", fl + 5);
+			else if (strncmp(fl, "group=", 6) == 0 && privs_name_valid(fl + 6))
+				snprintf(group, sizeof(group), "%s", fl + 6);
+			else if (fl != flags || (strcmp(fl, "held") != 0 && strcmp(fl, "-") != 0))
+				bad = 1;
+		}
+		if (bad || (group[0] && !user[0])) {
 			log_warnx("%s:%d: not a service line; skipped", path, n);
 			continue;
 		}
 		unescape(line + off);
-		if (!(s = svc_add(d, name, home, line + off)))
+		if (!(s = svc_add(d, name, home, user, group, line + off)))
 			break;
-		s->held = strcmp(held, "held") == 0;
+		s->held = strcmp(flags, "held") == 0;
 	}
 	free(data);
 	return 0;
@@ -267,7 +295,7 @@ unit_name(const struct vsd *d, const struct svc *s, char *buf, size_t len)
 static int
 spawn(struct vsd *d, struct svc *s)
 {
-	char exe[PATH_MAX], status[PATH_MAX], dir[PATH_MAX], unit[NAME_MAX], desc[128];
+	char exe[PATH_MAX], status[PATH_MAX], dir[PATH_MAX], unit[NAME_MAX], desc[192];
 	int by_systemd = scope_wanted(&d->cg), st, r;
 	sigset_t all;
 	pid_t pid;
@@ -279,31 +307,39 @@ spawn(struct vsd *d, struct svc *s)
 		return r;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return -errno;
-	snprintf(desc, sizeof(desc), "vsd service %s (accept gate, home VS %s)", s->name, s->home);
+	snprintf(desc, sizeof(desc), "vsd service %s (accept gate, home VS %s%s%s)", s->name,
+		 s->home, s->user[0] ? ", user " : "", s->user);
 	if ((pid = fork()) < 0)
 		return -errno;
 	if (pid == 0) {
 		char gid[16];
-		char *argv[] = { "systemd-run", "--quiet", "--collect", "--slice=vsd.slice",
+		char *argv[36] = { "systemd-run", "--quiet", "--collect", "--slice=vsd.slice",
 			"--unit", unit, "--description", desc,
 			exe, "--restart", "--home", s->home, "--name", s->name,
 			"--socket", (char *)d->socket_path, "--status", status,
-			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr",
-			"--group", gid, "--",
-			"/bin/sh", "-c", s->command, NULL };
+			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr" };
 		char **args = by_systemd ? argv : argv + 8;
-		size_t i;
-		int null;
+		int null, k = 20;
 
-		/* our --group may read its status socket too; without one, drop the pair */
-		snprintf(gid, sizeof(gid), "%u", (unsigned)d->group);
-		for (i = 0; d->group == (gid_t)-1 && argv[i]; i++)
-			if (argv[i] == gid) {
-				memmove(&argv[i - 1], &argv[i + 1],
-					(ARRAY_SIZE(argv) - i - 1) * sizeof(*argv));
-				break;
-			}
-
+		/* our --group may read its status socket too */
+		if (d->group != (gid_t)-1) {
+			snprintf(gid, sizeof(gid), "%u", (unsigned)d->group);
+			argv[k++] = "--status-group";
+			argv[k++] = gid;
+		}
+		if (s->user[0]) {
+			argv[k++] = "--user";
+			argv[k++] = s->user;
+		}
+		if (s->group[0]) {
+			argv[k++] = "--group";
+			argv[k++] = s->group;
+		}
+		argv[k++] = "--";
+		argv[k++] = "/bin/sh";
+		argv[k++] = "-c";
+		argv[k++] = s->command;
+		argv[k] = NULL;
 		setsid();
 		if (!by_systemd)
 			join_daemon_leaf(d);
@@ -439,6 +475,8 @@ stopped(struct vsd *d, struct svc *s)
 		free(s->command);
 		s->command = s->next_command;
 		snprintf(s->home, sizeof(s->home), "%s", s->next_home);
+		snprintf(s->user, sizeof(s->user), "%s", s->next_user);
+		snprintf(s->group, sizeof(s->group), "%s", s->next_group);
 		free(s->next_home);
 		s->next_command = s->next_home = NULL;
 		svc_save(d);
@@ -476,6 +514,20 @@ home_of(const struct rules *rs, const struct rules_service *x)
 	return rs->vs[x->home].name;
 }
 
+/* What of s the file changes: "home", "command", "user", or NULL. */
+static const char *
+changed(const struct svc *s, const struct rules *rs, const struct rules_service *x)
+{
+	if (strcmp(s->home, home_of(rs, x)) != 0)
+		return "home";
+	if (strcmp(s->command, x->command) != 0)
+		return "command";
+	if (strcmp(s->user, x->user ? x->user : "") != 0 ||
+	    strcmp(s->group, x->group ? x->group : "") != 0)
+		return "user";
+	return NULL;
+}
+
 void
 svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 {
@@ -486,10 +538,11 @@ svc_plan(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 		struct svc *s = svc_find(d, x->name);
 
 		if (!s)
-			buf_printf(out, "start service %s (home %s)\n", x->name, home_of(rs, x));
-		else if (strcmp(s->home, home_of(rs, x)) != 0 || strcmp(s->command, x->command) != 0)
+			buf_printf(out, "start service %s (home %s%s%s)\n", x->name, home_of(rs, x),
+				   x->user ? ", user " : "", x->user ? x->user : "");
+		else if (changed(s, rs, x))
 			buf_printf(out, "restart service %s (%s changed)\n", x->name,
-				   strcmp(s->home, home_of(rs, x)) ? "home" : "command");
+				   changed(s, rs, x));
 	}
 	for (i = 0; prune && i < d->svcs.n; i++)
 		if (rules_service_index(rs, d->svcs.v[i].name) < 0)
@@ -508,7 +561,7 @@ svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 		struct svc *s = svc_find(d, x->name);
 
 		if (!s) {
-			if (!(s = svc_add(d, x->name, home, x->command)))
+			if (!(s = svc_add(d, x->name, home, x->user, x->group, x->command)))
 				return -ENOMEM;
 			if ((r = spawn(d, s)) < 0)
 				log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
@@ -516,12 +569,14 @@ svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 			continue;
 		}
 		s->forget = 0;
-		if (strcmp(s->home, home) == 0 && strcmp(s->command, x->command) == 0)
+		if (!changed(s, rs, x))
 			continue;
 		free(s->next_home);
 		free(s->next_command);
 		s->next_home = strdup(home);
 		s->next_command = strdup(x->command);
+		set_name(s->next_user, sizeof(s->next_user), x->user);
+		set_name(s->next_group, sizeof(s->next_group), x->group);
 		if (!s->next_home || !s->next_command)
 			return -ENOMEM;
 		buf_printf(out, "restarted service %s\n", x->name);

@@ -18,6 +18,7 @@
 #ifndef VSD_SERVICES_H
 #define VSD_SERVICES_H
 
+#include "lib/privs.h"
 #include <poll.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,8 @@ struct svc {
 	char	 name[VS_NAME_MAX + 1];
 	char	 home[VS_NAME_MAX + 1];
 	char	*command;
+	char	 user[PRIVS_NAME_MAX + 1];	/* runs as this user; "" for root */
+	char	 group[PRIVS_NAME_MAX + 1];	/* with this group; "": the user's */
 	int	 held;		/* stopped by "vsctl service stop": not started again */
 	/* the running supervisor */
 	int	 pidfd;		/* -1: none */
@@ -41,6 +44,7 @@ struct svc {
 	int	 stopping;	/* we asked it to stop */
 	int	 forget;	/* ...and then forget the service (no longer declared) */
 	char	*next_home, *next_command;	/* ...and then start it with these */
+	char	 next_user[PRIVS_NAME_MAX + 1], next_group[PRIVS_NAME_MAX + 1];
 	uint64_t respawn_at;	/* monotonic ns; 0: not waiting */
 	uint64_t adopt_until;	/* systemd starts it: look for it until then */
 	unsigned backoff_ms, respawns;

@@ -290,6 +290,7 @@ struct status_info {
 	unsigned restarts;
 	long long since;	/* when the state last changed, s since the epoch */
 	int	 last_status;	/* wait status of the last run, -1 if none ended */
+	const char *user, *group;	/* whom the service runs as; NULL: as we do */
 };
 /* Listen at path: 0600, or 0660 with group unless it is (gid_t)-1. */
 int status_open(const char *path, gid_t group);

@@ -2,7 +2,8 @@
 /*
  * Starting the gated service, and what it leaves behind.
  *
- *   fork -> child: join the home VS's cgroups, load the filter (accept,
+ *   fork -> child: join the home VS's cgroups, become --user (its groups,
+ *           no capabilities, no_new_privs), load the filter (accept,
  *           accept4 -> SCMP_ACT_NOTIFY; on hybrid hosts also socket(AF_INET*)
  *           for the lazy cgroup2 move), send the listener fd to the parent
  *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
@@ -121,10 +122,16 @@ static void __attribute__((noreturn))
 child(const struct opts *o, const struct gate_vs *home, int sock, const sigset_t *oldmask,
     int want_socket, int out)
 {
+	char err[256];
 	int nfd;
 
+	join_home(home);	/* as root: the cgroup files are root's */
+	if (o->user && privs_become(&o->pu, err, sizeof(err)) < 0) {
+		fprintf(stderr, "vsd-gate: %s\n", err);
+		_exit(126);
+	}
+	/* after the uid change, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);	/* better than ENOSYS from every accept */
-	join_home(home);
 	if ((nfd = load_filter(want_socket)) < 0) {
 		fprintf(stderr, "vsd-gate: seccomp filter: %s\n", strerror(-nfd));
 		_exit(126);

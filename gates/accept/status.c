@@ -72,6 +72,16 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	buf_json_str(b, si->name);
 	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", (int)si->pid, getpid());
 	buf_json_str(b, vs_name(g, g->home));
+	buf_printf(b, ", \"user\": ");
+	if (si->user)
+		buf_json_str(b, si->user);
+	else
+		buf_printf(b, "null");
+	buf_printf(b, ", \"group\": ");
+	if (si->group)
+		buf_json_str(b, si->group);
+	else
+		buf_printf(b, "null");
 	buf_printf(b, ", \"managed\": %s, \"state\": ", si->managed ? "true" : "false");
 	buf_json_str(b, si->state);
 	buf_printf(b, ", \"restarts\": %u, \"since\": %lld, \"last_exit\": ", si->restarts,

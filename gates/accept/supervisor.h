@@ -3,8 +3,8 @@
  * vsd-gate's own parts, around libgateaccept.a (gate.h):
  *   vsd-gate.c  options, the event loop, the service's life: restart with
  *               back-off when vsd manages it (--restart), stop
- *   service.c   starting the service under the filter, the output pipe,
- *               signalling every process it left behind
+ *   service.c   starting the service under the filter (as --user), the
+ *               output pipe, signalling every process it left behind
  */
 #ifndef VSD_GATE_SUPERVISOR_H
 #define VSD_GATE_SUPERVISOR_H
@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "gate.h"
+#include "lib/privs.h"
 
 struct opts {
 	const char *home, *name, *vsd_socket, *table_file, *map, *status;
@@ -25,7 +26,10 @@ struct opts {
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */
 	const char *rules;	/* --rules FILE: the rules, without vsd (tests) */
-	gid_t	 group;		/* --group: may read the status socket too; (gid_t)-1 if none */
+	gid_t	 status_group;	/* --status-group: may read the status socket too;
+				 * (gid_t)-1 if none */
+	const char *user, *group;	/* --user, --group: whom the service runs as */
+	struct privs_user pu;	/* them, resolved once at start (valid if user) */
 	char **argv;
 };
 

@@ -12,7 +12,9 @@
  * for a service the rule file declares (--restart), it also restarts the
  * service with back-off when it dies, logs its output line by line, and
  * stops it on SIGTERM or a "stop" request: SIGTERM to the service, SIGKILL
- * to whatever is left after --stop-timeout. service.c starts the service.
+ * to whatever is left after --stop-timeout. service.c starts the service,
+ * as --user if given; we then keep only the capabilities we use
+ * (drop_privileges()).
  */
 #include "config.h"
 
@@ -35,6 +37,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <seccomp.h>
 
@@ -63,10 +66,11 @@ static void __attribute__((noreturn))
 usage(void)
 {
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
-	    "                [--conns-map PATH] [--status PATH] [--group GROUP] [--window MS]\n"
+	    "                [--conns-map PATH] [--status PATH] [--status-group GROUP]\n"
+	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
 	    "                [--warm on|off] [--pidfd-thread on|off] [--restart]\n"
-	    "                [--stop-timeout S]\n"
+	    "                [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
@@ -80,7 +84,7 @@ on_off(const char *opt, const char *arg)
 	return strcmp(arg, "on") == 0;
 }
 
-/* --group: a group name, or a gid as vsd passes it. */
+/* --status-group: a group name, or a gid as vsd passes it. */
 static gid_t
 parse_group(const char *arg)
 {
@@ -91,7 +95,7 @@ parse_group(const char *arg)
 	if (gr)
 		return gr->gr_gid;
 	if (parse_u64(arg, 0, (gid_t)-2, &g, &why) < 0)
-		fatalx("--group %s: no such group", arg);
+		fatalx("--status-group %s: no such group", arg);
 	return (gid_t)g;
 }
 
@@ -105,7 +109,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "vs-table", required_argument, NULL, 't' },
 		{ "conns-map", required_argument, NULL, 'm' },
 		{ "status", required_argument, NULL, 'S' },
-		{ "group", required_argument, NULL, 'g' },
+		{ "status-group", required_argument, NULL, 'G' },
 		{ "window", required_argument, NULL, 'w' },
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
@@ -115,6 +119,8 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "log", required_argument, NULL, 'l' },
 		{ "rules", required_argument, NULL, 'R' },
 		{ "pidfd-thread", required_argument, NULL, 'P' },
+		{ "user", required_argument, NULL, 'u' },
+		{ "group", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -123,7 +129,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 	int c;
 
 	o->stop_timeout = STOP_TIMEOUT_S;
-	o->group = (gid_t)-1;
+	o->status_group = (gid_t)-1;
 	while ((c = getopt_long(argc, argv, "+v", lo, NULL)) != -1) {
 		switch (c) {
 		case 'H': o->home = optarg; break;
@@ -132,10 +138,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 't': o->table_file = optarg; break;
 		case 'm': o->map = optarg; break;
 		case 'S': o->status = optarg; break;
-		case 'g': o->group = parse_group(optarg); break;
+		case 'G': o->status_group = parse_group(optarg); break;
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
 		case 'R': o->rules = optarg; break;
+		case 'u': o->user = optarg; break;
+		case 'g': o->group = optarg; break;
 		case 'P': bind_pidfd_thread(on_off("--pidfd-thread", optarg)); break;
 		case 'c':
 			if (strcmp(optarg, "lazy") == 0)
@@ -168,7 +176,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		}
 	}
 	if (optind >= argc || !o->home || (!o->vsd_socket == !o->table_file) ||
-	    (o->rules && !o->table_file))
+	    (o->rules && !o->table_file) || (o->group && !o->user))
 		usage();
 	o->argv = argv + optind;
 	if (!o->name) {
@@ -269,6 +277,46 @@ gate_setup(struct supervisor *sv)
 	}
 }
 
+/*
+ * With --user, keep only the capabilities the supervisor uses from here on,
+ * in every set, the bounding set included (so no exec gets the others back):
+ *   CAP_SYS_PTRACE  pidfd_getfd() of the listener, in a process of another uid
+ *   CAP_KILL        signals to that process and to what it leaves behind
+ *   CAP_SETUID, CAP_SETGID, CAP_SETPCAP
+ *                   each (re)start: the child sets the user's groups and ids
+ *                   and empties its bounding set (privs_become)
+ *   CAP_BPF         re-opening the socket gate's pinned map (classify.c);
+ *                   Linux 6.1 refuses every bpf() call without it while
+ *                   unprivileged BPF is off, as on Debian
+ * We stay uid 0: moving threads writes "tasks" and "cgroup.procs", which are
+ * root's files, and cgroup v1 lets only euid 0 (or the task's own uid) move
+ * another's task; uid 0 needs no capability for either. What goes is
+ * everything else, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_NET_ADMIN and
+ * CAP_SYS_MODULE among them: a supervisor fooled by what a service sends
+ * it can no longer mount, load modules or touch files it does not own.
+ *
+ * Without --user the service runs as root with every capability and NNP
+ * off (setuid helpers keep working), so its child needs CAP_SYS_ADMIN to
+ * load the filter: then there is nothing to drop that the service would
+ * not hold anyway, and we keep what we were started with.
+ */
+static void
+drop_privileges(struct supervisor *sv)
+{
+	const uint64_t keep = 1ull << CAP_SYS_PTRACE | 1ull << CAP_KILL | 1ull << CAP_SETUID |
+	    1ull << CAP_SETGID | 1ull << CAP_SETPCAP | 1ull << CAP_BPF;
+	uint64_t have = 0;
+	int r;
+
+	if (!sv->o.user)
+		return;
+	if ((r = privs_keep(keep)) < 0)
+		fatalx("cannot drop capabilities: %s", strerror(-r));
+	privs_permitted(&have);
+	log_debug("capabilities kept: 0x%llx (service runs as %s:%s)", (unsigned long long)have,
+	    sv->o.pu.user, sv->o.pu.group);
+}
+
 /* What lives as long as we do: signals, the tick, the status socket. */
 static void
 loop_setup(struct supervisor *sv)
@@ -287,7 +335,7 @@ loop_setup(struct supervisor *sv)
 	    (sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
-	sv->stfd = sv->o.status ? status_open(sv->o.status, sv->o.group) : -1;
+	sv->stfd = sv->o.status ? status_open(sv->o.status, sv->o.status_group) : -1;
 	sv->period = 100;
 	arm_timer(sv->tfd, sv->period);
 }
@@ -488,12 +536,13 @@ on_status(struct supervisor *sv)
 	struct status_info si = {
 		.name = sv->o.name, .managed = sv->o.restart, .restarts = sv->restarts,
 		.since = (long long)sv->since, .last_status = sv->have_last ? sv->last_status : -1,
+		.user = sv->o.user ? sv->o.pu.user : NULL, .group = sv->o.user ? sv->o.pu.group : NULL,
 	};
 	char cmd[32];
 	uid_t uid;
 	int fd;
 
-	if ((fd = status_accept(sv->stfd, sv->o.group, cmd, sizeof(cmd), &uid)) < 0)
+	if ((fd = status_accept(sv->stfd, sv->o.status_group, cmd, sizeof(cmd), &uid)) < 0)
 		return;
 	if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
 		request_stop(sv, SIGTERM);
@@ -590,10 +639,16 @@ main(int argc, char **argv)
 {
 	struct supervisor sv = { .stfd = -1, .st = { .notify_fd = -1, .out_fd = -1, .pidfd = -1 } };
 
+	char err[256];
+
 	parse_opts(argc, argv, &sv.o);
 	log_init(!sv.o.syslog, sv.o.verbose, "vsd-gate");
+	/* once, here: a forked child must not do NSS lookups */
+	if (sv.o.user && privs_resolve(sv.o.user, sv.o.group, &sv.o.pu, err, sizeof(err)) < 0)
+		fatalx("--user: %s", err);
 	gate_setup(&sv);
 	loop_setup(&sv);
+	drop_privileges(&sv);
 	if (run_start(&sv) < 0)
 		run_end(&sv);
 	serve(&sv);

@@ -127,6 +127,13 @@ same_decisions(const struct rules *a, const struct rules *b)
 	return bad;
 }
 
+/* Both NULL, or the same string. */
+static int
+same_str(const char *x, const char *y)
+{
+	return x == y || (x && y && strcmp(x, y) == 0);
+}
+
 /* Every VS's name, share and priority, and every service, alike in a and b. */
 static int
 same_decls(const struct rules *a, const struct rules *b)
@@ -147,11 +154,15 @@ same_decls(const struct rules *a, const struct rules *b)
 
 		if (strcmp(x->name, y->name) != 0 || x->gate != y->gate ||
 		    strcmp(a->vs[x->home].name, b->vs[y->home].name) != 0 ||
-		    strcmp(x->command, y->command) != 0) {
+		    strcmp(x->command, y->command) != 0 || !same_str(x->user, y->user) ||
+		    !same_str(x->group, y->group)) {
 			if (bad++ < 3)
-				printf("#   service %s home %s command '%s', read back %s home %s "
-				    "command '%s'\n", x->name, a->vs[x->home].name, x->command,
-				    y->name, b->vs[y->home].name, y->command);
+				printf("#   service %s home %s user %s group %s command '%s', read back "
+				    "%s home %s user %s group %s command '%s'\n", x->name,
+				    a->vs[x->home].name, x->user ? x->user : "-",
+				    x->group ? x->group : "-", x->command, y->name,
+				    b->vs[y->home].name, y->user ? y->user : "-",
+				    y->group ? y->group : "-", y->command);
 		}
 	}
 	return bad + (a->nvs != b->nvs) + (a->nservices != b->nservices);
@@ -209,7 +220,8 @@ round_trip(const char *path)
 /*
  * What no test file has: shares with fractions, a command with every escape
  * the lexer knows (and a '#', which is not a comment inside a string), a
- * second service.
+ * second service, services with a user and a group (root and its group,
+ * which every system has).
  */
 static const char tricky[] =
 	"vs a cpu 12.5% priority 3\n"
@@ -217,6 +229,8 @@ static const char tricky[] =
 	"vs c cpu 7.05% priority 1\n"
 	"service s1 home a command \"printf '%s\\n' \\\"x\\\" \\\\ # not a comment\\t|\"\n"
 	"service s2 home c gate accept command \"true\"\n"
+	"service s3 home b user root command \"id\"\n"
+	"service s4 { home a; group root; user 0; command \"id -G\" }\n"
 	"(accept, [a|b], req = c) => ([b|a])\n";
 
 static void
@@ -231,6 +245,10 @@ round_trip_tricky(void)
 	} else {
 		is_str(a->services[0].command, "printf '%s\n' \"x\" \\ # not a comment\t|",
 		    "the tricky command as the lexer reads it");
+		is_str(a->services[2].user, "root", "a service's user");
+		ok(a->services[2].group == NULL, "no group: the user's own");
+		is_str(a->services[3].user, "0", "a user given by number, in a block");
+		is_str(a->services[3].group, "root", "a service's group, not a VS group");
 		write_and_load("tricky", a);
 	}
 	rules_free(a);

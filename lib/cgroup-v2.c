@@ -89,40 +89,42 @@ v2_prepare(struct cg_ctx *cg, const struct cg_hier *h)
 }
 
 static int
-v2_set_cpu(const char *dir, unsigned bp)
+v2_set_cpu(int dfd, unsigned bp)
 {
 	char val[32];
 
 	/* cpu.weight is 1..10000, basis points map onto it one to one. */
 	snprintf(val, sizeof(val), "%u", bp < 1 ? 1 : bp > 10000 ? 10000 : bp);
-	return cg_write(dir, "cpu.weight", val);
+	return cg_writeat(dfd, "cpu.weight", val);
 }
 
 static int
-v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
+v2_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
 	unsigned long long quota;
 	char val[64];
 
+	/* A new cgroup's cpu.max is "max 100000" already: each write of it
+	 * walks every task group (tg_set_cfs_bandwidth), as on v1. */
 	if (bp == 0)
-		return cg_write(dir, "cpu.max", "max 100000");
+		return fresh ? 0 : cg_writeat(dfd, "cpu.max", "max 100000");
 	quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
 	if (quota < 1000)
 		quota = 1000;
 	snprintf(val, sizeof(val), "%llu %llu", quota, V2_PERIOD_US);
-	return cg_write(dir, "cpu.max", val);
+	return cg_writeat(dfd, "cpu.max", val);
 }
 
 static int
-v2_set_mem(const char *dir, uint64_t bytes)
+v2_set_mem(int dfd, uint64_t bytes)
 {
-	return cg_write_limit(dir, "memory.max", bytes, "max");
+	return cg_write_limit(dfd, "memory.max", bytes, "max");
 }
 
 static int
-v2_set_pids(const char *dir, uint64_t n)
+v2_set_pids(int dfd, uint64_t n)
 {
-	return cg_write_limit(dir, "pids.max", n, "max");
+	return cg_write_limit(dfd, "pids.max", n, "max");
 }
 
 static int

@@ -35,10 +35,12 @@ struct cg_ops {
 	const char *name;
 	/* Make the hierarchy's cgroup-root directory (h->base, which exists) ready for VSs. */
 	int (*prepare)(struct cg_ctx *cg, const struct cg_hier *h);
-	int (*set_cpu)(const char *dir, unsigned bp);
-	int (*set_cpu_max)(const char *dir, unsigned bp, unsigned ncpu);
-	int (*set_mem)(const char *dir, uint64_t bytes);
-	int (*set_pids)(const char *dir, uint64_t n);
+	/* The limits, written in the VS's directory dfd. fresh: the directory
+	 * was made just now, so its files hold the kernel's defaults. */
+	int (*set_cpu)(int dfd, unsigned bp);
+	int (*set_cpu_max)(int dfd, unsigned bp, unsigned ncpu, int fresh);
+	int (*set_mem)(int dfd, uint64_t bytes);
+	int (*set_pids)(int dfd, uint64_t n);
 	int (*cpu_usage)(const char *dir, uint64_t *usec);
 	int (*mem_usage)(const char *dir, uint64_t *bytes);
 	int (*pids_usage)(const char *dir, uint64_t *n);
@@ -57,6 +59,7 @@ struct cg_hier {
 	char		 ctl[16];		/* v1 controller name, "" for cgroup2 */
 	unsigned	 roles;			/* CG_R_* */
 	const struct cg_ops *ops;
+	int		 basefd;		/* base, O_PATH; -1 until a VS is made */
 };
 
 struct cg_ctx {
@@ -92,15 +95,19 @@ int cg_prepare(struct cg_ctx *cg);
 int cg_write(const char *dir, const char *file, const char *val);
 int cg_read(const char *dir, const char *file, char *buf, size_t len);
 int cg_read_u64(const char *dir, const char *file, uint64_t *v);
+/* The same, in the directory dfd: one lookup, not the walk of a long path. */
+int cg_writeat(int dfd, const char *file, const char *val);
+int cg_readat(int dfd, const char *file, char *buf, size_t len);
 /* A limit: v in decimal, or the file's no-limit word when v is 0 (unset). */
-int cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset);
+int cg_write_limit(int dfd, const char *file, uint64_t v, const char *unset);
 /* pids.current: the same file on v1 and v2. */
 int cg_pids_current(const char *dir, uint64_t *n);
 
 /* mkdir that adopts an existing directory; for the backends. */
 int cg_mkdir(struct cg_ctx *cg, const char *dir);
 /* Remove the cgroup-root directories if they are empty (no VSs left); on
- * pure v2 the .daemon leaf too, once the leaf_pid has left it. */
+ * pure v2 the .daemon leaf too, once the leaf_pid has left it. Closes the
+ * descriptors cg_vs_create keeps. */
 void cg_release(struct cg_ctx *cg);
 
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);

@@ -27,10 +27,20 @@ v1_set_cpu(int dfd, unsigned bp)
 	return cg_writeat(dfd, "cpu.shares", val);
 }
 
+/* The quota for a cap of bp (a share of the whole machine, so it scales
+ * with the CPU count), in val; the file it goes to. */
+static const char *
+v1_cap_value(unsigned bp, unsigned ncpu, char *val, size_t len)
+{
+	unsigned long long quota = (unsigned long long)bp * ncpu * CFS_PERIOD_US / BP_MAX;
+
+	snprintf(val, len, "%llu", quota < 1000 ? 1000 : quota);
+	return "cpu.cfs_quota_us";
+}
+
 static int
 v1_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
-	unsigned long long quota;
 	char val[32], cur[32];
 	int r;
 
@@ -48,11 +58,7 @@ v1_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 	    (cg_readat(dfd, "cpu.cfs_period_us", cur, sizeof(cur)) < 0 || strcmp(cur, "100000") != 0) &&
 	    (r = cg_writeat(dfd, "cpu.cfs_period_us", "100000")) < 0)
 		return r;
-	/* bp is a share of the whole machine, so it scales with the CPU count. */
-	quota = (unsigned long long)bp * ncpu * CFS_PERIOD_US / BP_MAX;
-	if (quota < 1000)
-		quota = 1000;
-	snprintf(val, sizeof(val), "%llu", quota);
+	v1_cap_value(bp, ncpu, val, sizeof(val));
 	if (!fresh && cg_readat(dfd, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
 		return 0;
 	return cg_writeat(dfd, "cpu.cfs_quota_us", val);
@@ -99,6 +105,7 @@ const struct cg_ops cg_v1_ops = {
 	.prepare = v1_prepare,
 	.set_cpu = v1_set_cpu,
 	.set_cpu_max = v1_set_cpu_max,
+	.cap_value = v1_cap_value,
 	.set_mem = v1_set_mem,
 	.set_pids = v1_set_pids,
 	.cpu_usage = v1_cpu_usage,

@@ -98,20 +98,25 @@ v2_set_cpu(int dfd, unsigned bp)
 	return cg_writeat(dfd, "cpu.weight", val);
 }
 
+static const char *
+v2_cap_value(unsigned bp, unsigned ncpu, char *val, size_t len)
+{
+	unsigned long long quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
+
+	snprintf(val, len, "%llu %llu", quota < 1000 ? 1000 : quota, V2_PERIOD_US);
+	return "cpu.max";
+}
+
 static int
 v2_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
-	unsigned long long quota;
 	char val[64];
 
 	/* A new cgroup's cpu.max is "max 100000" already: each write of it
 	 * walks every task group (tg_set_cfs_bandwidth), as on v1. */
 	if (bp == 0)
 		return fresh ? 0 : cg_writeat(dfd, "cpu.max", "max 100000");
-	quota = (unsigned long long)bp * ncpu * V2_PERIOD_US / BP_MAX;
-	if (quota < 1000)
-		quota = 1000;
-	snprintf(val, sizeof(val), "%llu %llu", quota, V2_PERIOD_US);
+	v2_cap_value(bp, ncpu, val, sizeof(val));
 	return cg_writeat(dfd, "cpu.max", val);
 }
 
@@ -160,6 +165,7 @@ const struct cg_ops cg_v2_ops = {
 	.prepare = v2_prepare,
 	.set_cpu = v2_set_cpu,
 	.set_cpu_max = v2_set_cpu_max,
+	.cap_value = v2_cap_value,
 	.set_mem = v2_set_mem,
 	.set_pids = v2_set_pids,
 	.cpu_usage = v2_cpu_usage,

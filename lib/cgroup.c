@@ -331,6 +331,20 @@ cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len
 	return path_fmt(buf, len, "%s/%s", cg->hier[h].base, vs);
 }
 
+/* A new directory's cap, to the second thread (cgroup-async.c). */
+static int
+cap_async(struct cg_ctx *cg, const struct cg_ops *o, int dfd, const struct vs *vs)
+{
+	const char *file;
+	char val[64];
+	int fd;
+
+	file = o->cap_value(vs->lim.cpu_max, cg->ncpu, val, sizeof(val));
+	if ((fd = openat(dfd, file, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return cg_async_write(cg, fd, val, vs->name);
+}
+
 /*
  * The limits of vs in hierarchy i, whose VS directory is dfd. With old,
  * what changed; without (a VS made or adopted), everything, except in a
@@ -353,7 +367,9 @@ vs_apply_at(struct cg_ctx *cg, int i, int dfd, const struct vs *vs,
 		old = &none;
 	if ((h->roles & CG_R_CPU) && (all || fresh || old->cpu != l->cpu))
 		r = o->set_cpu(dfd, l->cpu), what = "cpu share";
-	if ((h->roles & CG_R_CPU) && r == 0 && (all || old->cpu_max != l->cpu_max))
+	if ((h->roles & CG_R_CPU) && r == 0 && fresh && cg->async && l->cpu_max)
+		r = cap_async(cg, o, dfd, vs), what = "cpu cap";
+	else if ((h->roles & CG_R_CPU) && r == 0 && (all || old->cpu_max != l->cpu_max))
 		r = o->set_cpu_max(dfd, l->cpu_max, cg->ncpu, fresh), what = "cpu cap";
 	if ((h->roles & CG_R_MEM) && r == 0 && (all || old->mem_max != l->mem_max))
 		r = o->set_mem(dfd, l->mem_max), what = "memory limit";

@@ -41,6 +41,8 @@ struct cg_ops {
 	int (*set_cpu_max)(int dfd, unsigned bp, unsigned ncpu, int fresh);
 	int (*set_mem)(int dfd, uint64_t bytes);
 	int (*set_pids)(int dfd, uint64_t n);
+	/* The value for a cap of bp in val; the file it is written to. */
+	const char *(*cap_value)(unsigned bp, unsigned ncpu, char *val, size_t len);
 	int (*cpu_usage)(const char *dir, uint64_t *usec);
 	int (*mem_usage)(const char *dir, uint64_t *bytes);
 	int (*pids_usage)(const char *dir, uint64_t *n);
@@ -76,6 +78,9 @@ struct cg_ctx {
 	 * files on mkdir and removes them on rmdir. */
 	int		(*mkdir_hook)(const char *dir);
 	void		(*rmdir_hook)(const char *dir);
+	/* Between cg_async_start and cg_async_finish: the caps of the VSs
+	 * cg_vs_create makes are written by a second thread (cgroup-async.c). */
+	struct cg_async	*async;
 };
 
 const char *cg_layout_name(enum cg_layout l);
@@ -114,6 +119,17 @@ int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t
 int cg_vs_create(struct cg_ctx *cg, struct vs *vs);
 int cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old);
 int cg_vs_exists(const struct cg_ctx *cg, const struct vs *vs);	/* 1, 0 */
+/*
+ * Making many VSs: from cg_async_start on, cg_vs_create leaves the CPU cap
+ * of a new directory to a second thread, so that the kernel's walk of every
+ * task group on each cap overlaps the making of the next VSs. Call
+ * cg_async_finish before relying on the caps (and before removing the
+ * VSs made): it waits for every write and returns the first error.
+ */
+int cg_async_start(struct cg_ctx *cg);
+int cg_async_finish(struct cg_ctx *cg);
+/* Queue a write of val to fd (an open file, closed once written). */
+int cg_async_write(struct cg_ctx *cg, int fd, const char *val, const char *name);
 int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
 int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);
 /* Move a process (given as a pidfd) into the VS in every hierarchy. */

@@ -11,5 +11,5 @@ lib_libvsd_a_SOURCES = \
 	lib/buf.c lib/buf.h \
 	lib/proto.c lib/proto.h \
 	lib/cgroup.c lib/cgroup.h \
-	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c \
+	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/vs.h

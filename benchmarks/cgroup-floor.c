@@ -11,6 +11,9 @@
  *   cgroup-floor make N DIR...		make them (all removed again on failure)
  *   cgroup-floor remove N DIR...	remove them and .floor
  *
+ * Prints the CPU time it used (user + system, us): on a shared machine,
+ * the work done, where the elapsed time also counts waiting for a CPU.
+ *
  * A file is written where the hierarchy has
  * it (checked once, on .floor): cpu.shares and cpu.cfs_quota_us in a v1 cpu
  * hierarchy, memory.limit_in_bytes, pids.max; cpu.weight, cpu.max,
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,8 +91,10 @@ main(int argc, char **argv)
 		fprintf(stderr, "cgroup-floor: N '%s' %s\n", argv[2], why);
 		return 2;
 	}
-	if (strcmp(argv[1], "remove") == 0)
-		return remove_all(n, nh, dirs);
+	if (strcmp(argv[1], "remove") == 0) {
+		bad = remove_all(n, nh, dirs);
+		goto out;
+	}
 	for (h = 0; h < nh; h++) {
 		char path[4096];
 
@@ -128,5 +134,13 @@ main(int argc, char **argv)
 		close(rootfd[h]);
 	if (bad)
 		remove_all(n, nh, dirs);
+out:
+	{
+		struct rusage ru;
+
+		getrusage(RUSAGE_SELF, &ru);
+		printf("%lld\n", (long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000 +
+		       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+	}
 	return bad;
 }

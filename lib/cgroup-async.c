@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +71,7 @@ writer(void *arg)
 int
 cg_async_start(struct cg_ctx *cg)
 {
+	sigset_t all, old;
 	struct cg_async *a;
 	int r;
 
@@ -79,7 +81,13 @@ cg_async_start(struct cg_ctx *cg)
 		return -ENOMEM;
 	pthread_mutex_init(&a->lock, NULL);
 	pthread_cond_init(&a->cond, NULL);
-	if ((r = pthread_create(&a->thread, NULL, writer, a)) != 0) {
+	/* The thread takes no signals: they stay with the thread that reads
+	 * them (vsd's signalfd), whatever the mask when this is called. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&a->thread, NULL, writer, a);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r != 0) {
 		pthread_cond_destroy(&a->cond);
 		pthread_mutex_destroy(&a->lock);
 		free(a);

@@ -17,8 +17,9 @@
  * A file is written where the hierarchy has
  * it (checked once, on .floor): cpu.shares and cpu.cfs_quota_us in a v1 cpu
  * hierarchy, memory.limit_in_bytes, pids.max; cpu.weight, cpu.max,
- * memory.max, pids.max on cgroup2 with the controllers enabled. A hybrid
- * host's cgroup2 directory has none of them: a mkdir only.
+ * memory.max, pids.max on cgroup2 with the controllers enabled (in .floor's
+ * cgroup.subtree_control, as vsd does in its root). A hybrid host's cgroup2
+ * directory has none of them: a mkdir only.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -78,7 +79,8 @@ int
 main(int argc, char **argv)
 {
 	int rootfd[MAXH], has[MAXH][NLIM], nh = argc - 3, h, fd, bad = 0;
-	char name[16], **dirs = argv + 3;
+	static const char *const v2_ctl[] = { "+cpu", "+memory", "+pids" };
+	char name[16], ctl[256], **dirs = argv + 3;
 	const char *why;
 	uint64_t n, i;
 	size_t k;
@@ -105,6 +107,12 @@ main(int argc, char **argv)
 			remove_all(0, h, dirs);
 			return 1;
 		}
+		/* cgroup2 with controllers (pure v2): enable them for the
+		 * children, as vsd does for its VSs; one at a time, as any may
+		 * be missing */
+		if (read_file_at(rootfd[h], "cgroup.controllers", ctl, sizeof(ctl)) == 0 && ctl[0])
+			for (k = 0; k < ARRAY_SIZE(v2_ctl); k++)
+				write_file_at(rootfd[h], "cgroup.subtree_control", v2_ctl[k]);
 		for (k = 0; k < NLIM; k++)
 			has[h][k] = faccessat(rootfd[h], limits[k].file, F_OK, 0) == 0;
 	}

@@ -46,6 +46,7 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/accept-cost-6.1-fallbacks.csv \
 	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
 	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
+	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \

@@ -10,12 +10,13 @@
 #   rules-scale          rule files at scale; the gate's decision cost
 #                        (rules-query.c, gate-decision.c)
 #   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
-#                        5 services (issue 14's targets)
+#                        5 services (issue 14's targets); its baseline,
+#                        the kernel's floor, is cgroup-floor.c
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
-	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision
+	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor
 benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
 benchmarks_loadgen_LDADD = lib/libvsd.a
 benchmarks_vsd_bulk_SOURCES = benchmarks/vsd-bulk.c
@@ -27,6 +28,8 @@ benchmarks_connrate_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 benchmarks_connrate_LDADD = $(GATESOCKET_LIBS) -lm
 benchmarks_rules_query_SOURCES = benchmarks/rules-query.c
 benchmarks_rules_query_LDADD = rules/librules.a lib/libvsd.a
+benchmarks_cgroup_floor_SOURCES = benchmarks/cgroup-floor.c
+benchmarks_cgroup_floor_LDADD = lib/libvsd.a
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
 benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
@@ -42,6 +45,8 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/accept-cost-6.1-fallbacks.csv \
 	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
+	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
+	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \

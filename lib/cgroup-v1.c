@@ -25,18 +25,25 @@ v1_shares(unsigned bp)
 }
 
 static int
-v1_set_cpu(const char *dir, unsigned bp)
+v1_set_cpu(int dfd, unsigned bp)
 {
 	char val[32];
 
 	snprintf(val, sizeof(val), "%u", v1_shares(bp));
-	return cg_write(dir, "cpu.shares", val);
+	return cg_writeat(dfd, "cpu.shares", val);
+}
+
+/* The quota for a cap of bp (cg_quota_us()), in val; the file it goes to. */
+static const char *
+v1_cap_value(unsigned bp, unsigned ncpu, char *val, size_t len)
+{
+	snprintf(val, len, "%" PRIu64, cg_quota_us(bp, ncpu));
+	return "cpu.cfs_quota_us";
 }
 
 static int
-v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
+v1_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
-	unsigned long long quota;
 	char val[32], cur[32];
 	int r;
 
@@ -44,32 +51,32 @@ v1_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
 	 * Each write of the period or the quota makes the kernel check the
 	 * bandwidth of every task group on the machine (tg_set_cfs_bandwidth ->
 	 * __cfs_schedulable): with thousands of VSs that is the largest part of
-	 * creating one. So write only what differs (a new cgroup has the
-	 * default period, 100 ms, and no quota).
+	 * creating one. So write only what differs: a new cgroup has the
+	 * default period, 100 ms, and no quota, which need no reading.
 	 */
 	if (bp == 0)
-		return cg_read(dir, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 &&
-		    strcmp(cur, "-1") == 0 ? 0 : cg_write(dir, "cpu.cfs_quota_us", "-1");
-	if ((cg_read(dir, "cpu.cfs_period_us", cur, sizeof(cur)) < 0 || strcmp(cur, "100000") != 0) &&
-	    (r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0)
+		return fresh || (cg_readat(dfd, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 &&
+				 strcmp(cur, "-1") == 0) ? 0 : cg_writeat(dfd, "cpu.cfs_quota_us", "-1");
+	if (!fresh &&
+	    (cg_readat(dfd, "cpu.cfs_period_us", cur, sizeof(cur)) < 0 || strcmp(cur, "100000") != 0) &&
+	    (r = cg_writeat(dfd, "cpu.cfs_period_us", "100000")) < 0)
 		return r;
-	quota = cg_quota_us(bp, ncpu);
-	snprintf(val, sizeof(val), "%llu", quota);
-	if (cg_read(dir, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
+	v1_cap_value(bp, ncpu, val, sizeof(val));
+	if (!fresh && cg_readat(dfd, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
 		return 0;
-	return cg_write(dir, "cpu.cfs_quota_us", val);
+	return cg_writeat(dfd, "cpu.cfs_quota_us", val);
 }
 
 static int
-v1_set_mem(const char *dir, uint64_t bytes)
+v1_set_mem(int dfd, uint64_t bytes)
 {
-	return cg_write_limit(dir, "memory.limit_in_bytes", bytes, "-1");
+	return cg_write_limit(dfd, "memory.limit_in_bytes", bytes, "-1");
 }
 
 static int
-v1_set_pids(const char *dir, uint64_t n)
+v1_set_pids(int dfd, uint64_t n)
 {
-	return cg_write_limit(dir, "pids.max", n, "max");
+	return cg_write_limit(dfd, "pids.max", n, "max");
 }
 
 static int
@@ -128,6 +135,7 @@ const struct cg_ops cg_v1_ops = {
 	.prepare = v1_prepare,
 	.set_cpu = v1_set_cpu,
 	.set_cpu_max = v1_set_cpu_max,
+	.cap_value = v1_cap_value,
 	.set_mem = v1_set_mem,
 	.set_pids = v1_set_pids,
 	.cpu_usage = v1_cpu_usage,

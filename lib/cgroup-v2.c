@@ -96,12 +96,12 @@ v2_weight(unsigned bp)
 }
 
 static int
-v2_set_cpu(const char *dir, unsigned bp)
+v2_set_cpu(int dfd, unsigned bp)
 {
 	char val[32];
 
 	snprintf(val, sizeof(val), "%u", v2_weight(bp));
-	return cg_write(dir, "cpu.weight", val);
+	return cg_writeat(dfd, "cpu.weight", val);
 }
 
 /* cpu.max for a cap of bp (0: none), as written and as read back. */
@@ -114,25 +114,36 @@ v2_cpu_max(unsigned bp, unsigned ncpu, char *val, size_t len)
 		snprintf(val, len, "%" PRIu64 " %llu", cg_quota_us(bp, ncpu), V2_PERIOD_US);
 }
 
+static const char *
+v2_cap_value(unsigned bp, unsigned ncpu, char *val, size_t len)
+{
+	v2_cpu_max(bp, ncpu, val, len);
+	return "cpu.max";
+}
+
 static int
-v2_set_cpu_max(const char *dir, unsigned bp, unsigned ncpu)
+v2_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
 	char val[64];
 
+	/* A new cgroup's cpu.max is "max 100000" already: each write of it
+	 * walks every task group (tg_set_cfs_bandwidth), as on v1. */
+	if (bp == 0 && fresh)
+		return 0;
 	v2_cpu_max(bp, ncpu, val, sizeof(val));
-	return cg_write(dir, "cpu.max", val);
+	return cg_writeat(dfd, "cpu.max", val);
 }
 
 static int
-v2_set_mem(const char *dir, uint64_t bytes)
+v2_set_mem(int dfd, uint64_t bytes)
 {
-	return cg_write_limit(dir, "memory.max", bytes, "max");
+	return cg_write_limit(dfd, "memory.max", bytes, "max");
 }
 
 static int
-v2_set_pids(const char *dir, uint64_t n)
+v2_set_pids(int dfd, uint64_t n)
 {
-	return cg_write_limit(dir, "pids.max", n, "max");
+	return cg_write_limit(dfd, "pids.max", n, "max");
 }
 
 static int
@@ -187,6 +198,7 @@ const struct cg_ops cg_v2_ops = {
 	.prepare = v2_prepare,
 	.set_cpu = v2_set_cpu,
 	.set_cpu_max = v2_set_cpu_max,
+	.cap_value = v2_cap_value,
 	.set_mem = v2_set_mem,
 	.set_pids = v2_set_pids,
 	.cpu_usage = v2_cpu_usage,

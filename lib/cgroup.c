@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Layout detection and the per-VS operations common to every layout. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -120,6 +121,7 @@ add_hier(struct cg_ctx *cg, const char *mnt, const char *proc_cgroup, const char
 		return r;
 	h->roles = roles;
 	h->ops = ops;
+	h->basefd = -1;
 	snprintf(h->ctl, sizeof(h->ctl), "%s", ctl ? ctl : "");
 	snprintf(h->own, sizeof(h->own), "%s", own);
 	cg->nhier++;
@@ -176,6 +178,9 @@ cg_set_own(struct cg_ctx *cg, const char *own)
 	if ((r = path_fmt(h->base, sizeof(h->base), "%s%s/%s", h->mnt,
 			  strcmp(own, "/") ? own : "", cg->root)) < 0)
 		return r;
+	if (h->basefd >= 0)
+		close(h->basefd);
+	h->basefd = -1;
 	snprintf(h->own, sizeof(h->own), "%s", own);
 	return 0;
 }
@@ -239,14 +244,26 @@ cg_read_u64(const char *dir, const char *file, uint64_t *v)
 }
 
 int
-cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset)
+cg_writeat(int dfd, const char *file, const char *val)
+{
+	return write_file_at(dfd, file, val);
+}
+
+int
+cg_readat(int dfd, const char *file, char *buf, size_t len)
+{
+	return read_file_at(dfd, file, buf, len);
+}
+
+int
+cg_write_limit(int dfd, const char *file, uint64_t v, const char *unset)
 {
 	char val[32];
 
 	if (v == 0)
-		return cg_write(dir, file, unset);
+		return cg_writeat(dfd, file, unset);
 	snprintf(val, sizeof(val), "%" PRIu64, v);
-	return cg_write(dir, file, val);
+	return cg_writeat(dfd, file, val);
 }
 
 struct cg_expect
@@ -304,6 +321,9 @@ cg_release(struct cg_ctx *cg)
 	for (i = cg->nhier - 1; i >= 0; i--) {
 		char leaf[PATH_MAX];
 
+		if (cg->hier[i].basefd >= 0)
+			close(cg->hier[i].basefd);
+		cg->hier[i].basefd = -1;
 		/* The keeper of a systemd scope has left .daemon; vsd itself
 		 * cannot leave it (see vsd(8), BUGS), and then this fails. */
 		if (cg->leaf_pid && path_fmt(leaf, sizeof(leaf), "%s/%s", cg->hier[i].base,
@@ -323,35 +343,114 @@ cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len
 	return path_fmt(buf, len, "%s/%s", cg->hier[h].base, vs);
 }
 
+/* A new directory's cap, to the second thread (cgroup-async.c). */
+static int
+cap_async(struct cg_ctx *cg, const struct cg_ops *o, int dfd, const struct vs *vs)
+{
+	const char *file;
+	char val[64];
+	int fd;
+
+	file = o->cap_value(vs->lim.cpu_max, cg->ncpu, val, sizeof(val));
+	if ((fd = openat(dfd, file, O_WRONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	return cg_async_write(cg, fd, val, vs->name);
+}
+
+/*
+ * The limits of vs in hierarchy i, whose VS directory is dfd. With old,
+ * what changed; without (a VS made or adopted), everything, except in a
+ * directory made just now (fresh), whose files hold the kernel's defaults,
+ * where a limit that is unset needs no write: on a host with thousands of
+ * VSs, every write and every lookup counts (benchmarks/results/rules-provider.md).
+ */
+static int
+vs_apply_at(struct cg_ctx *cg, int i, int dfd, const struct vs *vs,
+	    const struct vs_limits *old, int fresh)
+{
+	static const struct vs_limits none;
+	const struct cg_hier *h = &cg->hier[i];
+	const struct cg_ops *o = h->ops;
+	const struct vs_limits *l = &vs->lim;
+	const char *what = NULL;
+	int all = !old && !fresh, r = 0;
+
+	if (!old)
+		old = &none;
+	if ((h->roles & CG_R_CPU) && (all || fresh || old->cpu != l->cpu))
+		r = o->set_cpu(dfd, l->cpu), what = "cpu share";
+	if ((h->roles & CG_R_CPU) && r == 0 && fresh && cg->async && l->cpu_max)
+		r = cap_async(cg, o, dfd, vs), what = "cpu cap";
+	else if ((h->roles & CG_R_CPU) && r == 0 && (all || old->cpu_max != l->cpu_max))
+		r = o->set_cpu_max(dfd, l->cpu_max, cg->ncpu, fresh), what = "cpu cap";
+	if ((h->roles & CG_R_MEM) && r == 0 && (all || old->mem_max != l->mem_max))
+		r = o->set_mem(dfd, l->mem_max), what = "memory limit";
+	if ((h->roles & CG_R_PIDS) && r == 0 && (all || old->pids_max != l->pids_max))
+		r = o->set_pids(dfd, l->pids_max), what = "pids limit";
+	if (r < 0)
+		log_warnx("%s: set %s in %s/%s: %s", vs->name, what, h->base, vs->name,
+			  strerror(-r));
+	return r;
+}
+
+/* vs's directory in hierarchy i, O_PATH; -errno. */
+static int
+vs_dir_open(const struct cg_ctx *cg, int i, const char *name)
+{
+	char dir[PATH_MAX];
+	int fd, r;
+
+	if ((r = cg_vs_path(cg, i, name, dir, sizeof(dir))) < 0)
+		return r;
+	if ((fd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	return fd;
+}
+
 int
 cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old)
 {
-	const struct vs_limits *l = &vs->lim;
-	char dir[PATH_MAX];
-	int i, r;
+	int i, fd, r;
 
 	for (i = 0; i < cg->nhier; i++) {
-		const struct cg_hier *h = &cg->hier[i];
-		const struct cg_ops *o = h->ops;
-		const char *what = NULL;
-
-		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0)
-			return r;
-		r = 0;
-		if ((h->roles & CG_R_CPU) && r == 0 && (!old || old->cpu != l->cpu))
-			r = o->set_cpu(dir, l->cpu), what = "cpu share";
-		if ((h->roles & CG_R_CPU) && r == 0 && (old ? old->cpu_max != l->cpu_max : l->cpu_max != 0))
-			r = o->set_cpu_max(dir, l->cpu_max, cg->ncpu), what = "cpu cap";
-		if ((h->roles & CG_R_MEM) && r == 0 && (old ? old->mem_max != l->mem_max : l->mem_max != 0))
-			r = o->set_mem(dir, l->mem_max), what = "memory limit";
-		if ((h->roles & CG_R_PIDS) && r == 0 && (old ? old->pids_max != l->pids_max : l->pids_max != 0))
-			r = o->set_pids(dir, l->pids_max), what = "pids limit";
-		if (r < 0) {
-			log_warnx("%s: set %s in %s: %s", vs->name, what, dir, strerror(-r));
-			return r;
+		if ((fd = vs_dir_open(cg, i, vs->name)) < 0) {
+			log_warnx("%s: open %s/%s: %s", vs->name, cg->hier[i].base, vs->name,
+				  strerror(-fd));
+			return fd;
 		}
+		r = vs_apply_at(cg, i, fd, vs, old, 0);
+		close(fd);
+		if (r < 0)
+			return r;
 	}
 	return 0;
+}
+
+/*
+ * mkdir of vs in hierarchy i, relative to the hierarchy's root directory
+ * (kept open: no walk of the mount's path for each of thousands of VSs);
+ * an existing directory is adopted. Its descriptor (O_PATH), or -errno;
+ * *fresh: made just now.
+ */
+static int
+vs_dir_make(struct cg_ctx *cg, int i, const char *name, int *fresh)
+{
+	struct cg_hier *h = &cg->hier[i];
+	char dir[PATH_MAX];
+	int fd, r;
+
+	if ((r = cg_vs_path(cg, i, name, dir, sizeof(dir))) < 0)
+		return r;
+	if (h->basefd < 0 && (h->basefd = open(h->base, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	*fresh = mkdirat(h->basefd, name, 0755) == 0;
+	if (!*fresh && errno != EEXIST)
+		return -errno;
+	if (*fresh && cg->mkdir_hook && (r = cg->mkdir_hook(dir)) < 0)
+		return r;
+	if ((fd = openat(h->basefd, name, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -errno;
+	return fd;
 }
 
 int
@@ -422,26 +521,27 @@ cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, si
 int
 cg_vs_create(struct cg_ctx *cg, struct vs *vs)
 {
-	char dir[PATH_MAX];
 	struct stat st;
-	int i, r;
+	int i, fd, fresh, r;
 
 	for (i = 0; i < cg->nhier; i++) {
-		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0 ||
-		    (r = cg_mkdir(cg, dir)) < 0) {
-			log_warnx("%s: mkdir %s: %s", vs->name, dir, strerror(-r));
+		if ((fd = vs_dir_make(cg, i, vs->name, &fresh)) < 0) {
+			r = fd;
+			log_warnx("%s: mkdir %s/%s: %s", vs->name, cg->hier[i].base, vs->name,
+				  strerror(-r));
 			goto fail;
 		}
-		if (cg->hier[i].roles & CG_R_BPF) {
-			if (stat(dir, &st) < 0) {
-				r = -errno;
-				goto fail;
-			}
+		r = 0;
+		if ((cg->hier[i].roles & CG_R_BPF) && fstat(fd, &st) < 0)
+			r = -errno;
+		else if (cg->hier[i].roles & CG_R_BPF)
 			vs->cg2_id = st.st_ino;
-		}
+		if (r == 0)
+			r = vs_apply_at(cg, i, fd, vs, NULL, fresh);
+		close(fd);
+		if (r < 0)
+			goto fail;
 	}
-	if ((r = cg_vs_apply(cg, vs, NULL)) < 0)
-		goto fail;
 	return 0;
 fail:
 	cg_vs_remove(cg, vs);

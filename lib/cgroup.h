@@ -46,10 +46,14 @@ struct cg_ops {
 	const char *name;
 	/* Make the hierarchy's cgroup-root directory (h->base, which exists) ready for VSs. */
 	int (*prepare)(struct cg_ctx *cg, const struct cg_hier *h);
-	int (*set_cpu)(const char *dir, unsigned bp);
-	int (*set_cpu_max)(const char *dir, unsigned bp, unsigned ncpu);
-	int (*set_mem)(const char *dir, uint64_t bytes);
-	int (*set_pids)(const char *dir, uint64_t n);
+	/* The limits, written in the VS's directory dfd. fresh: the directory
+	 * was made just now, so its files hold the kernel's defaults. */
+	int (*set_cpu)(int dfd, unsigned bp);
+	int (*set_cpu_max)(int dfd, unsigned bp, unsigned ncpu, int fresh);
+	int (*set_mem)(int dfd, uint64_t bytes);
+	int (*set_pids)(int dfd, uint64_t n);
+	/* The value for a cap of bp in val; the file it is written to. */
+	const char *(*cap_value)(unsigned bp, unsigned ncpu, char *val, size_t len);
 	int (*cpu_usage)(const char *dir, uint64_t *usec);
 	int (*mem_usage)(const char *dir, uint64_t *bytes);
 	int (*pids_usage)(const char *dir, uint64_t *n);
@@ -72,6 +76,7 @@ struct cg_hier {
 	char		 ctl[16];		/* v1 controller name, "" for cgroup2 */
 	unsigned	 roles;			/* CG_R_* */
 	const struct cg_ops *ops;
+	int		 basefd;		/* base, O_PATH; -1 until a VS is made */
 };
 
 struct cg_ctx {
@@ -88,6 +93,9 @@ struct cg_ctx {
 	 * files on mkdir and removes them on rmdir. */
 	int		(*mkdir_hook)(const char *dir);
 	void		(*rmdir_hook)(const char *dir);
+	/* Between cg_async_start and cg_async_finish: the caps of the VSs
+	 * cg_vs_create makes are written by a second thread (cgroup-async.c). */
+	struct cg_async	*async;
 };
 
 const char *cg_layout_name(enum cg_layout l);
@@ -107,8 +115,11 @@ int cg_prepare(struct cg_ctx *cg);
 int cg_write(const char *dir, const char *file, const char *val);
 int cg_read(const char *dir, const char *file, char *buf, size_t len);
 int cg_read_u64(const char *dir, const char *file, uint64_t *v);
+/* The same, in the directory dfd: one lookup, not the walk of a long path. */
+int cg_writeat(int dfd, const char *file, const char *val);
+int cg_readat(int dfd, const char *file, char *buf, size_t len);
 /* A limit: v in decimal, or the file's no-limit word when v is 0 (unset). */
-int cg_write_limit(const char *dir, const char *file, uint64_t v, const char *unset);
+int cg_write_limit(int dfd, const char *file, uint64_t v, const char *unset);
 /* What cg_write_limit() leaves in the file, as a struct cg_expect. */
 struct cg_expect cg_expect_limit(const char *limit, const char *file, uint64_t v,
 				 const char *unset);
@@ -118,7 +129,8 @@ int cg_pids_current(const char *dir, uint64_t *n);
 /* mkdir that adopts an existing directory; for the backends. */
 int cg_mkdir(struct cg_ctx *cg, const char *dir);
 /* Remove the cgroup-root directories if they are empty (no VSs left); on
- * pure v2 the .daemon leaf too, once the leaf_pid has left it. */
+ * pure v2 the .daemon leaf too, once the leaf_pid has left it. Closes the
+ * descriptors cg_vs_create keeps. */
 void cg_release(struct cg_ctx *cg);
 
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);
@@ -145,6 +157,17 @@ uint64_t cg_quota_us(unsigned bp, unsigned ncpu);
 /* What a memory limit reads back as (the kernel keeps whole pages); 0: none. */
 uint64_t cg_mem_readback(uint64_t bytes);
 int cg_vs_exists(const struct cg_ctx *cg, const struct vs *vs);	/* 1, 0 */
+/*
+ * Making many VSs: from cg_async_start on, cg_vs_create leaves the CPU cap
+ * of a new directory to a second thread, so that the kernel's walk of every
+ * task group on each cap overlaps the making of the next VSs. Call
+ * cg_async_finish before relying on the caps (and before removing the
+ * VSs made): it waits for every write and returns the first error.
+ */
+int cg_async_start(struct cg_ctx *cg);
+int cg_async_finish(struct cg_ctx *cg);
+/* Queue a write of val to fd (an open file, closed once written). */
+int cg_async_write(struct cg_ctx *cg, int fd, const char *val, const char *name);
 int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
 int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);
 /* Move a process (given as a pidfd) into the VS in every hierarchy. */

@@ -267,11 +267,17 @@ parse_mark(const char *s, uint32_t *mark, const char **why)
 int
 read_file(const char *path, char *buf, size_t len)
 {
+	return read_file_at(AT_FDCWD, path, buf, len);
+}
+
+int
+read_file_at(int dfd, const char *name, char *buf, size_t len)
+{
 	ssize_t n;
 	size_t got = 0;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	while (got < len - 1) {
@@ -297,11 +303,17 @@ read_file(const char *path, char *buf, size_t len)
 int
 write_file(const char *path, const char *s)
 {
+	return write_file_at(AT_FDCWD, path, s);
+}
+
+int
+write_file_at(int dfd, const char *name, const char *s)
+{
 	size_t len = strlen(s);
 	ssize_t n;
 	int fd, r = 0;
 
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = openat(dfd, name, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, s, len);

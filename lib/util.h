@@ -50,6 +50,10 @@ int parse_mark(const char *s, uint32_t *mark, const char **why);
 /* File helpers; each returns 0 or -errno. */
 int read_file(const char *path, char *buf, size_t len);	/* NUL-terminates, strips trailing \n */
 int write_file(const char *path, const char *s);
+/* The same, for name relative to the directory dfd (openat: no walk of a
+ * long path for each file of a directory). */
+int read_file_at(int dfd, const char *name, char *buf, size_t len);
+int write_file_at(int dfd, const char *name, const char *s);
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
 /* The number after "KEY:" at the start of a line of a /proc-style file; -ENODATA if absent. */
 int read_field_long(const char *path, const char *key, long *v);

@@ -182,18 +182,52 @@ vs toobig cpu 1% cpu-max 90%
 vs ok2 cpu 1%
 E
 check "mid.rules checks" vsctl check "$R/mid.rules"
-out=$(vsctl apply "$R/mid.rules" 2>&1)
-is "$?" 1 "apply fails when creating toobig fails"
-like "$out" "create VS toobig failed: $refusal; nothing changed" "and names the failed step"
-is "$(snapshot)" "$before" "web1's update was undone and no VS was added"
-is "$(md5sum <"$VSD_STATE/state")" "$state_before" "the state file is unchanged"
-left=0
-for n in ok1 toobig ok2; do for d in $(vsh_dirs); do [ -e "$d/$n" ] && left=1; done; done
-is "$left" 0 "no cgroup of ok1, toobig or ok2 is left"
+# undone FILE WHAT PATTERN VS...: applying FILE fails, its error matches
+# PATTERN, and it changed nothing: the VSs, the state file, no cgroup of VS...
+undone() {
+	local f=$1 what=$2 pat=$3 out rc n d left=0
+	shift 3
+	out=$(vsctl apply "$R/$f" 2>&1)
+	rc=$?
+	is "$rc" 1 "apply fails when $what"
+	like "$out" "$pat" "and says why"
+	is "$(snapshot)" "$before" "the VSs are as they were"
+	is "$(md5sum <"$VSD_STATE/state")" "$state_before" "the state file is unchanged"
+	for n in "$@"; do for d in $(vsh_dirs); do [ -e "$d/$n" ] && left=1; done; done
+	is "$left" 0 "no cgroup of $* is left"
+}
+undone mid.rules "creating toobig fails" "create VS toobig failed: $refusal; nothing changed" \
+	ok1 toobig ok2
 check "the process is still in web1" in_vs $p web1
 sh -c "$lift"
 out=$(vsctl apply "$R/mid.rules")
 like "$out" "3 created, 1 updated" "with the limit lifted the same file applies"
+
+# The same with many VSs to make: their caps are written by a second thread
+# (lib/cgroup-async.c), whose failure must undo the apply as well.
+if [ "$(cg_layout)" = unified ]; then
+	n=$(find "$base" -mindepth 1 -type d | wc -l)
+	check "let vsd's root cgroup hold 40 more cgroups" sh -c "echo $((n + 40)) > $base/cgroup.max.descendants"
+else
+	# above toobig's cap (90% of the machine), below toobig2's (95%)
+	check "cap vsd's root cgroup at 92.5% of the machine" \
+		sh -c "echo $(($(getconf _NPROCESSORS_ONLN) * 92500)) > $root_cpu/cpu.cfs_quota_us"
+fi
+before=$(snapshot)
+state_before=$(md5sum <"$VSD_STATE/state")
+{ cat "$R/mid.rules"; echo "vs many[1..40] cpu 0.01% cpu-max 10%"
+  echo "vs toobig2 cpu 0.01% cpu-max 95%"; echo "vs many[41..80] cpu 0.01% cpu-max 10%"; } | w many.rules
+undone many.rules "one of 81 new VSs cannot be made or capped" "failed: $refusal.*; nothing changed" \
+	toobig2 many1 many40 many41 many80
+sh -c "$lift"
+out=$(vsctl apply "$R/many.rules")
+like "$out" "81 created, 0 updated" "with the limit lifted the same file applies"
+for d in $(vsh_dirs); do [ -e "$d/many80/cpu.cfs_quota_us" ] && q=$(cat "$d/many80/cpu.cfs_quota_us"); done
+[ "$(cg_layout)" = unified ] && q=$(cat "$base/many80/cpu.max")
+like "$q" "^$(($(getconf _NPROCESSORS_ONLN) * 10000))( 100000)?\$" "the caps the second thread wrote are in place"
+gone=0
+for n in toobig2 many{1..80}; do vsctl destroy "$n" >/dev/null && gone=$((gone + 1)); done
+is "$gone" 81 "the 81 are destroyed again"
 
 # --- vsd --rules, reload, SIGHUP ----------------------------------------------------------
 vsd_stop

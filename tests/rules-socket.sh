@@ -53,6 +53,12 @@ out=$(vsctl exec b -- "$SGH" tcp 127.0.0.1 "$p4" 2>&1)
 like "$out" "syn_tos=184" "b's sockets are b's again (TOS 0xb8)"
 like "$out" "mark=9" "with b's mark"
 check "apply the rule again" quiet vsctl apply "$R/on.rules"
+# a's settings changed by a file: b's entry follows its owner's, though
+# b itself did not change (vsd writes only the entries that differ)
+sed 's/^vs a cpu 10% tos 0x28/vs a cpu 10% tos 0x30/' "$R/on.rules" | w on2.rules
+check "apply a file that changes a's TOS to 0x30" quiet vsctl apply "$R/on2.rules"
+out=$(vsctl exec b -- "$SGH" tcp 127.0.0.1 "$p4" 2>&1)
+like "$out" "syn_tos=48" "b's sockets carry a's new TOS 0x30"
 vsd_stop TERM
 vsd_start || fail "vsd starts again"
 out=$(vsctl exec b -- "$SGH" tcp 127.0.0.1 "$p4" 2>&1)

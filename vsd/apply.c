@@ -362,6 +362,19 @@ undo_step(struct vsd *d, struct step *s)
 			  strerror(-r));
 }
 
+/* Fewer creates than this are not worth a thread. */
+#define ASYNC_MIN	64
+
+static size_t
+count_kind(const struct plan *p, enum step_kind kind)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->n; i++)
+		n += p->v[i].kind == kind;
+	return n;
+}
+
 static void
 describe(const struct plan *p, const char *path, unsigned flags, int json,
 	 const struct buf *svc, struct buf *out)
@@ -440,7 +453,7 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	struct buf svc = { 0 };
 	uint32_t next_id = d->reg.next_id;
 	size_t i;
-	int r, stopped = 0;
+	int r, r2, stopped = 0;
 
 	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
 		goto out;
@@ -450,6 +463,11 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		svc_plan(d, rs, flags & APPLY_PRUNE, &svc);
 		goto out;
 	}
+	/* Many VSs to make: their caps are written by a second thread while
+	 * the next ones are made (lib/cgroup-async.c); a cap that fails
+	 * fails the apply as any step does. */
+	if (count_kind(&p, S_CREATE) >= ASYNC_MIN && cg_async_start(&d->cg) < 0)
+		log_warnx("apply: no second thread for the CPU caps; writing them in turn");
 	for (i = 0; i < p.n; i++) {
 		/* the destroys come last: first the services that live there */
 		if (p.v[i].kind == S_DESTROY && p.nsvc && !stopped++ &&
@@ -463,6 +481,11 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 				   kind_name[p.v[i].kind], p.v[i].name, strerror(-r));
 			break;
 		}
+	}
+	if ((r2 = cg_async_finish(&d->cg)) < 0 && r == 0) {
+		r = r2;
+		buf_printf(errs, "setting a CPU cap failed: %s (see vsd's log); nothing changed\n",
+			   strerror(-r));
 	}
 	if (r == 0 && p.n > 0 && (r = state_save(d->state_dir, &d->reg)) < 0)
 		buf_printf(errs, "cannot save the state: %s; nothing changed\n", strerror(-r));

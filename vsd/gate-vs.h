@@ -16,10 +16,10 @@ int gate_opts_given(const struct request *req);
 
 /* Attach / update / detach the VS's gate; no-ops where vsd runs without it. */
 int gate_vs_attach(struct vsd *d, struct vs *vs);
-int gate_vs_update(struct vsd *d, const struct vs *vs);
+int gate_vs_update(struct vsd *d, struct vs *vs);
 /* Every VS again: after the rules or a VS's settings changed (socket rules). */
 void gate_vs_update_all(struct vsd *d);
-int gate_vs_detach(struct vsd *d, const struct vs *vs);
+int gate_vs_detach(struct vsd *d, struct vs *vs);
 
 /* "gate": {...} for the VS's JSON (with a leading ", "), and show's lines. */
 void gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b);

@@ -60,15 +60,17 @@ gs_adopt_link(struct gate_socket *g, int fd, int hook, uint64_t cgid)
 	return 1;
 }
 
+/* fresh: the VS's pin directory was made just now, so there is no pin to adopt. */
 static int
-gs_attach_hook(struct gate_socket *g, int cgfd, uint64_t cgid, uint32_t vs_id, int hook)
+gs_attach_hook(struct gate_socket *g, int cgfd, uint64_t cgid, uint32_t vs_id, int hook,
+	       int fresh)
 {
 	char path[PATH_MAX];
 	int fd, r;
 
 	if ((r = gs_linkpath(g, vs_id, hook, path, sizeof(path))) < 0)
 		return r;
-	if ((fd = bpf_obj_get(path)) >= 0) {
+	if (!fresh && (fd = bpf_obj_get(path)) >= 0) {
 		r = gs_adopt_link(g, fd, hook, cgid);
 		if (r == 0) {
 			/* Stale: another cgroup, or its cgroup is gone. */
@@ -122,7 +124,7 @@ gate_socket_attach(struct gate_socket *g, const char *cgdir, uint64_t cgid,
 		   uint32_t vs_id, const struct gate_socket_cfg *cfg)
 {
 	char path[PATH_MAX];
-	int cgfd, i, r;
+	int cgfd, i, r, fresh;
 
 	if (vs_id == 0)
 		return -EINVAL;		/* 0 means "no settings" to the programs */
@@ -133,13 +135,14 @@ gate_socket_attach(struct gate_socket *g, const char *cgdir, uint64_t cgid,
 	}
 	if ((r = gs_vsdir(g, vs_id, path, sizeof(path))) < 0)
 		goto out;
-	if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+	fresh = mkdir(path, 0700) == 0;
+	if (!fresh && errno != EEXIST) {
 		r = -errno;
 		log_warn("socket gate: mkdir %s", path);
 		goto out;
 	}
 	for (i = 0; i < GS_NHOOKS; i++)
-		if ((r = gs_attach_hook(g, cgfd, cgid, vs_id, i)) < 0)
+		if ((r = gs_attach_hook(g, cgfd, cgid, vs_id, i, fresh)) < 0)
 			goto undo;
 	if ((r = gs_write_cfg(g, cgid, vs_id, cfg)) < 0)
 		goto undo;

@@ -153,6 +153,37 @@ main(void)
 	   "usage from cpu.stat, memory.current, pids.current");
 
 	ok(cg_vs_remove(&cg, &vs) == 0 && access(dir, F_OK) < 0, "remove VS");
+
+	/*
+	 * A directory left from before (vsd's state lost, the cgroup kept) is
+	 * adopted: every limit is written, also the ones the VS does not set,
+	 * which a new directory has as the kernel's defaults already.
+	 */
+	{
+		struct vs old_vs = { .name = "www2", .id = 2, .lim = { 100, 0, 0, 0 } };
+		char dir2[PATH_MAX];
+
+		path_fmt(dir2, sizeof(dir2), "%s/www2", base);
+		mkdir(dir2, 0755);
+		fake_mkdir(dir2);
+		put(dir2, "cpu.max", "5000 100000");
+		put(dir2, "memory.max", "1048576");
+		put(dir2, "pids.max", "5");
+		ok(cg_vs_create(&cg, &old_vs) == 0, "create VS www2 over a leftover directory");
+		is_str(get(dir2, "cpu.weight"), "100", "adopted: share written");
+		is_str(get(dir2, "cpu.max"), "max 100000", "adopted: a leftover cap is cleared");
+		is_str(get(dir2, "memory.max"), "max", "adopted: a leftover memory limit is cleared");
+		is_str(get(dir2, "pids.max"), "max", "adopted: a leftover pids limit is cleared");
+		ok(cg_vs_remove(&cg, &old_vs) == 0 && access(dir2, F_OK) < 0, "remove VS www2");
+
+		/* Made new: the unset limits are the kernel's defaults, not written. */
+		old_vs.lim.cpu = 200;
+		ok(cg_vs_create(&cg, &old_vs) == 0, "create VS www2 anew");
+		is_str(get(dir2, "cpu.weight"), "200", "new: share written");
+		is_str(get(dir2, "cpu.max"), "", "new: no cap, cpu.max not written");
+		is_str(get(dir2, "pids.max"), "", "new: no pids limit, pids.max not written");
+		ok(cg_vs_remove(&cg, &old_vs) == 0, "remove VS www2 again");
+	}
 	cg_release(&cg);
 	ok(access(base, F_OK) == 0, "root kept while vsd's .daemon leaf is in it");
 

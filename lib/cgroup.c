@@ -490,18 +490,22 @@ int
 cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, size_t max)
 {
 	struct cg_expect e[CG_EXPECT_MAX];
-	char dir[PATH_MAX], have[64];
+	char have[64];
 	size_t n = 0;
-	int h, k, ne, r;
+	int h, k, ne, fd;
 
+	/* relative to the VS's directory, itself relative to the hierarchy's
+	 * root when that is open: every apply reads these for every VS */
 	for (h = 0; h < cg->nhier; h++) {
 		const struct cg_hier *hi = &cg->hier[h];
 
-		if ((r = cg_vs_path(cg, h, vs->name, dir, sizeof(dir))) < 0)
-			return r;
+		fd = hi->basefd >= 0 ? openat(hi->basefd, vs->name, O_PATH | O_DIRECTORY | O_CLOEXEC)
+				     : vs_dir_open(cg, h, vs->name);
+		if (fd < 0)
+			return hi->basefd >= 0 ? -errno : fd;
 		ne = hi->ops->expect(hi->roles, &vs->lim, cg->ncpu, e);
 		for (k = 0; k < ne; k++) {
-			if (cg_read(dir, e[k].file, have, sizeof(have)) < 0)
+			if (cg_readat(fd, e[k].file, have, sizeof(have)) < 0)
 				have[0] = '\0';
 			if (strcmp(have, e[k].want) == 0)
 				continue;
@@ -514,6 +518,7 @@ cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, si
 			}
 			n++;
 		}
+		close(fd);
 	}
 	return (int)(n < max ? n : max);
 }

@@ -47,7 +47,7 @@ grp=vsdg$$
 groupadd -r "$grp" || { nok "groupadd"; exit 1; }
 trap 'groupdel "$grp" 2>/dev/null; cleanup' EXIT
 gid=$(getent group "$grp" | cut -d: -f3)
-member() { setpriv --reuid=65534 --regid=65534 --status-groups="$gid" "$@"; }
+member() { setpriv --reuid=65534 --regid=65534 --groups="$gid" "$@"; }
 umask 000
 gate_start grp --status-group "$grp" -- "$SERVER" || diag "the gate did not start (see $W/grp.err)"
 umask 022

@@ -36,6 +36,8 @@ struct vs {
 	uint64_t	 cg2_id;	/* cgroup2 directory inode (BPF attach point); 0 if none */
 	struct gate_socket_cfg gate;	/* socket gate: TOS, mark, priority */
 	uint64_t	 drift_logged;	/* hash of the drift vsd logged last, 0: none (not saved) */
+	int		 drift_n;	/* drifted files at the last check, -1: not checked
+					 * yet (not saved; vsd/drift.c) */
 	/* What the socket gate's map holds for it (vsd/gate-vs.c): the owner's
 	 * id and settings, so that unchanged entries are not written again;
 	 * gate_written_id 0: not known. Not saved. */

@@ -78,6 +78,18 @@ for f in $FILES; do
 	IFS=: read -r kind name new <<<"$f"
 	echo "${new/@/ }" >"$(file_of "$kind" "$name")"
 done
+# no client looks: vsd's own sweep finds it (every VS within 20 s; with two
+# VSs, each second), and apply writes what vsd knows has drifted
+# (each file: the sweep may run while they are written, and logs a drift
+# again when it grows)
+sweep_saw() {
+	for f in $FILES; do
+		IFS=: read -r kind name new <<<"$f"
+		grep -q "^vsd: sweep: VS www1: [a-z0-9]*/$name is" "$VSD_TMP/vsd.log" || return 1
+	done
+}
+wait_until sweep_saw && ok "vsd's sweep finds the drift by itself" ||
+	fail "vsd's sweep finds the drift by itself"
 out=$(vsctl apply --dry-run "$R/same.rules")
 like "$out" "update www1 \(4 limit files had drifted: all written again\)" "apply --dry-run: www1 would be written again"
 is "$(vsctl show www1 --json | json "len(d['drift'])")" 4 "and the dry run changed nothing"

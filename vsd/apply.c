@@ -197,7 +197,6 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 		const struct rules_vs *x = &rs->vs[i];
 		struct vs *vs = reg_find(&d->reg, x->name);
 		struct gate_socket_cfg g;
-		struct vs_drift dr = { 0 };
 		struct vs_limits w;
 
 		want_limits(x, &w);
@@ -208,7 +207,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 				   "first\n", x->name, x->name);
 			nerr++;
 		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g) &&
-			   drift_check(d, vs, &dr, "apply") == 0) {
+			   drift_known(d, vs) == 0) {
 			p->unchanged++;
 		} else {
 			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name)))
@@ -219,8 +218,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			if (vs) {
 				s->old = vs->lim;
 				s->gold = vs->gate;
-				/* (lim_eq false: not checked above) */
-				s->drifted = dr.n ? dr.n : drift_check(d, vs, &dr, "apply");
+				s->drifted = drift_known(d, vs);
 			}
 		}
 	}

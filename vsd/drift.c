@@ -44,6 +44,7 @@ drift_check(struct vsd *d, struct vs *vs, struct vs_drift *dr, const char *when)
 		return 0;
 	}
 	dr->n = n;
+	vs->drift_n = n;
 	/* each new drift once, not at every list */
 	h = n > 0 ? drift_hash(dr) : 0;
 	if (h && h != vs->drift_logged)
@@ -96,5 +97,55 @@ drift_restore(struct vsd *d, struct vs *vs, int n, const char *when)
 	log_info("%s: VS %s: wrote its limits again (%d file%s had drifted)", when, vs->name,
 		 n, n == 1 ? "" : "s");
 	vs->drift_logged = 0;
+	vs->drift_n = 0;
 	return 0;
+}
+
+int
+drift_known(struct vsd *d, struct vs *vs)
+{
+	struct vs_drift dr;
+
+	return vs->drift_n >= 0 ? vs->drift_n : drift_check(d, vs, &dr, "apply");
+}
+
+/*
+ * Every VS within DRIFT_SWEEP_S seconds, a slice a second: at 10,000 VSs
+ * 500 VSs a second, about 20 ms of vsd's CPU (40 us a VS, 4-5 reads).
+ */
+#define DRIFT_SWEEP_S	20
+#define DRIFT_SLICE_MIN	50
+
+void
+drift_sweep(struct vsd *d)
+{
+	uint64_t now = mono_ns();
+	size_t n = d->reg.n, k;
+	struct vs_drift dr;
+
+	if (now < d->drift_at)
+		return;
+	d->drift_at = now + 1000000000ull;
+	k = n / DRIFT_SWEEP_S + 1;
+	if (k < DRIFT_SLICE_MIN)
+		k = DRIFT_SLICE_MIN;
+	for (; k > 0 && n > 0; k--) {
+		if (d->drift_next >= n)
+			d->drift_next = 0;
+		drift_check(d, d->reg.v[d->drift_next++], &dr, "sweep");
+		if (k > n)	/* fewer VSs than a slice: each once */
+			k = n;
+	}
+}
+
+int
+drift_timeout_ms(const struct vsd *d, int t)
+{
+	uint64_t now = mono_ns();
+	int w;
+
+	if (d->reg.n == 0)
+		return t;
+	w = d->drift_at <= now ? 0 : (int)((d->drift_at - now) / 1000000 + 1);
+	return t < 0 || w < t ? w : t;
 }

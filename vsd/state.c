@@ -63,6 +63,7 @@ parse_vs(char *rest, struct registry *reg, const char **why)
 	}
 	if (!(vs = calloc(1, sizeof(*vs))))
 		return -ENOMEM;
+	vs->drift_n = -1;	/* its files not read back yet (vsd/drift.c) */
 	snprintf(vs->name, sizeof(vs->name), "%s", tok);
 	while ((tok = strtok_r(NULL, " ", &save))) {
 		if (!(eq = strchr(tok, '='))) {

@@ -19,6 +19,7 @@
 #include "gate-vs.h"
 #include "lib/log.h"
 #include "apply.h"
+#include "drift.h"
 #include "features.h"
 #include "fork-gate.h"
 #include "scope.h"
@@ -231,7 +232,8 @@ loop(struct vsd *d, int lfd, int sfd)
 		pfd[2] = (struct pollfd){ .fd = fork_gate_fd(), .events = POLLIN };
 		nc = ctl_pollfds(d, pfd + 3, cap - 3);
 		ns = svc_pollfds(d, pfd + 3 + nc, cap - 3 - nc);
-		if (poll(pfd, 3 + nc + ns, ctl_timeout_ms(d, svc_timeout_ms(d))) < 0) {
+		if (poll(pfd, 3 + nc + ns,
+			 ctl_timeout_ms(d, drift_timeout_ms(d, svc_timeout_ms(d)))) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
@@ -243,6 +245,7 @@ loop(struct vsd *d, int lfd, int sfd)
 			fork_gate_events(d);
 		svc_events(d, pfd + 3 + nc, ns);
 		svc_tick(d);
+		drift_sweep(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD) {

@@ -39,6 +39,8 @@ struct vsd {
 	uint64_t	 gate_hash;	/* 0: no rules applied */
 	struct svc_set	 svcs;		/* the declared services (services.c) */
 	int		 log_syslog;	/* vsd logs to syslog (not in the foreground) */
+	size_t		 drift_next;	/* the VS the drift sweep looks at next */
+	uint64_t	 drift_at;	/* mono_ns of its next round (drift.c) */
 	uint64_t	 fork_moves;	/* processes the fork gate moved (fork-gate.c) */
 	struct ctl_set	 ctl;		/* the control socket's clients (clients.c) */
 };

@@ -256,7 +256,8 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			   fmt_percent(kept, a, sizeof(a)));
 		nerr++;
 	}
-	qsort(p->v, p->n, sizeof(*p->v), by_kind);
+	if (p->n)	/* an empty plan has p->v NULL: qsort's pointer is nonnull */
+		qsort(p->v, p->n, sizeof(*p->v), by_kind);
 	return nerr ? -EINVAL : 0;
 }
 

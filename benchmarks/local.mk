@@ -14,6 +14,8 @@
 #                        the kernel's floor, is cgroup-floor.c
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
+#   rules-fuzz           the rule parser's libFuzzer harness for 10 million
+#                        executions (no root; tests/rules-fuzz.sh runs 20 s)
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
 	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor
@@ -35,7 +37,7 @@ benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
-	benchmarks/fork-latency
+	benchmarks/fork-latency benchmarks/rules-fuzz
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
@@ -47,7 +49,8 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
 	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
 	benchmarks/results/rules-provider-quiet.csv \
-	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md
+	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
+	benchmarks/results/rules-fuzz.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \

@@ -456,7 +456,9 @@ compile_rules(struct rules_ctx *c)
 	for (i = 0; i < c->nrules && !c->oom; i++)
 		if (expand_rule(c, &v, &c->rules[i], i) < 0)
 			break;
-	qsort(v.v, v.n, sizeof(*v.v), precedence);
+	/* a file without rules leaves v.v NULL: qsort's pointer is nonnull */
+	if (v.n)
+		qsort(v.v, v.n, sizeof(*v.v), precedence);
 	conflicts(c, &v);
 	rs->rules = calloc(v.n ? v.n : 1, sizeof(*rs->rules));
 	if (!rs->rules) {

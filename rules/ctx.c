@@ -113,7 +113,8 @@ flush_errors(struct rules_ctx *c)
 {
 	size_t i;
 
-	qsort(c->ev, c->nev, sizeof(*c->ev), by_place);
+	if (c->nev)	/* c->ev is NULL without errors: qsort's pointer is nonnull */
+		qsort(c->ev, c->nev, sizeof(*c->ev), by_place);
 	for (i = 0; i < c->nev; i++)
 		buf_printf(c->errs, "%s\n", c->ev[i].msg);
 	if (c->nerr > RULES_ERRORS_MAX)

@@ -27,7 +27,8 @@ RULES_EXAMPLES = \
 dist_noinst_DATA += $(RULES_EXAMPLES)
 
 # The libFuzzer harness: the library's sources built again with clang's
-# fuzzer and address sanitizer (the gcc-built librules.a has no coverage).
+# fuzzer, address and undefined-behaviour sanitizers (the gcc-built
+# librules.a has no coverage); UBSan aborts, so libFuzzer keeps the input.
 RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/fuzz-rules.c \
 	$(srcdir)/rules/rules.c $(srcdir)/rules/ctx.c $(srcdir)/rules/names.c \
@@ -40,8 +41,8 @@ RULES_FUZZ_SRCS = \
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER
 rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)
-	$(AM_V_CCLD)$(CLANG) -g -O1 -fsanitize=fuzzer,address $(DEFS) $(DEFAULT_INCLUDES) \
-		$(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(RULES_FUZZ_SRCS)
+	$(AM_V_CCLD)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(RULES_FUZZ_SRCS)
 CLEANFILES += rules/fuzz-rules$(EXEEXT)
 endif
 

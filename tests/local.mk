@@ -33,10 +33,12 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
-	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh
+	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
+# hostile.sh's table of hostile inputs
+dist_noinst_DATA += tests/hostile.tab
 # The VM tier's guest side (scripts/test --vm).
 dist_noinst_SCRIPTS += tests/vm/guest.sh tests/vm/package.sh tests/vm/selftest.sh
 

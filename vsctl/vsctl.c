@@ -341,8 +341,12 @@ do_apply(const struct cmdspec *c, int argc, char **argv)
 	if (!file)
 		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
 	/* links left in: vsd checks who owns each (vsrules(5), SECURITY) */
-	if (!(abs = path_absolute(file)) || access(abs, F_OK) < 0)
-		return fail("apply: %s: %s", file, strerror(errno));
+	if (!(abs = path_absolute(file)) || access(abs, F_OK) < 0) {
+		int e = errno;
+
+		free(abs);
+		return fail("apply: %s: %s", file, strerror(e));
+	}
 	proto_add(&req, "apply");
 	proto_addf(&req, "path=%s", abs);
 	if (prune)

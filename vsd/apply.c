@@ -191,7 +191,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 	unsigned sum = 0, kept = 0;
 	size_t i, nerr = 0;
 	struct step *s;
-	char a[16], b[16];
+	char a[16], b[16], c[16];
 
 	for (i = 0; i < rs->nvs; i++) {
 		const struct rules_vs *x = &rs->vs[i];
@@ -251,10 +251,11 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 		buf_printf(errs, "the shares would sum to %s: the file's %s plus %s of VSs it "
 			   "does not name (--prune removes those)\n",
 			   fmt_percent(sum + kept, a, sizeof(a)), fmt_percent(sum, b, sizeof(b)),
-			   fmt_percent(kept, a, sizeof(a)));
+			   fmt_percent(kept, c, sizeof(c)));
 		nerr++;
 	}
-	qsort(p->v, p->n, sizeof(*p->v), by_kind);
+	if (p->n)	/* an empty plan has p->v NULL: qsort's pointer is nonnull */
+		qsort(p->v, p->n, sizeof(*p->v), by_kind);
 	return nerr ? -EINVAL : 0;
 }
 

@@ -160,14 +160,20 @@ fork_gate_events(struct vsd *d)
 		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (unsigned)len);
 		     nh = NLMSG_NEXT(nh, len)) {
 			struct cn_msg *cn = NLMSG_DATA(nh);
-			struct proc_event *ev = (struct proc_event *)cn->data;
+			struct proc_event ev = { 0 };
 
 			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
 				continue;
-			if (ev->what != PROC_EVENT_FORK ||
-			    ev->event_data.fork.child_pid != ev->event_data.fork.child_tgid)
+			/*
+			 * The event follows a 16-byte nlmsghdr and a 20-byte cn_msg,
+			 * 4 bytes off the 8-byte alignment of its timestamp_ns: copy
+			 * it out rather than read it in place (UBSan: misaligned).
+			 */
+			memcpy(&ev, cn->data, cn->len < sizeof(ev) ? cn->len : sizeof(ev));
+			if (ev.what != PROC_EVENT_FORK ||
+			    ev.event_data.fork.child_pid != ev.event_data.fork.child_tgid)
 				continue;	/* not a new process */
-			on_fork(d, ev->event_data.fork.child_pid, ev->event_data.fork.parent_tgid);
+			on_fork(d, ev.event_data.fork.child_pid, ev.event_data.fork.parent_tgid);
 		}
 	}
 	if (n < 0 && errno == ENOBUFS)

@@ -45,6 +45,7 @@
 #include "supervisor.h"
 #include "profile.h"
 #include "lib/log.h"
+#include "rules/rules.h"
 #include "seccomp-compat.h"
 
 
@@ -656,6 +657,13 @@ main(int argc, char **argv)
 		while (service_output(sv.st.out_fd, sv.o.name))
 			;
 	gate_close_all(&sv.g);
+	/* what lives as long as we do, freed so that a leak checker (configure
+	 * --enable-sanitizers) reports real leaks only */
+	vs_table_free(&sv.g.tab);
+	rules_free(sv.g.rules);
+	free(sv.g.id_of);
+	free(sv.ls);
+	free(sv.pfd);
 	if (sv.o.status)
 		unlink(sv.o.status);
 	return exit_code(sv.last_status);

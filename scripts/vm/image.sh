@@ -23,7 +23,7 @@ fi
 # a service systemd starts itself, for the package test.
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       libbpf1 libseccomp2 libelf1 zlib1g libfcgi0ldbl
-      make bash coreutils procps psmisc iproute2 util-linux python3 bpftool
+      make bash coreutils procps psmisc iproute2 util-linux python3 bpftool strace
       apache2 gnuplot-nox passwd php8.2-fpm"
 start=$(date +%s)
 rm -rf "$dir"

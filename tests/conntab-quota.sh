@@ -20,7 +20,7 @@ VSD_SOCKET_BPF_OBJ=$top_builddir/tests/sg-mid.bpf.o
 export VSD_SOCKET_BPF_OBJ
 vsd_start || { plan 1; nok "start vsd"; exit 1; }
 [ -e "/sys/fs/bpf/vsd/$T/vsd_conns" ] || skip_all "vsd runs without the socket gate (no cgroup2 hierarchy)"
-plan 12
+plan 13
 for v in "home 10%" "www1 30%" "bad 30%"; do
 	set -- $v
 	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
@@ -50,6 +50,13 @@ POOL=$(conns pool bad)
 check "it got its reserve and the pool, no more ($CONNECTED <= $RSV + $POOL)" \
 	[ "${CONNECTED:-0}" -ge "$RSV" ] && [ "${CONNECTED:-0}" -le $((RSV + POOL)) ]
 check "vsctl show counts the refused connects for the abuser" [ "$(conns refused bad)" = "$EPERM" ]
+
+# vsd looks at the counters every 10 s and logs a VS that used up its share
+logged() { grep -q "VS bad: its share of the connection table is used up .*: $EPERM connect() refused" "$W/run/vsd.log"; }
+_i=0
+while [ $_i -lt 100 ] && ! logged; do sleep 0.2; _i=$((_i + 1)); done
+check "vsd logs the abuser's refusals within 20 s" logged
+[ $_i -lt 100 ] || diag "vsd.log: $(tail -5 "$W/run/vsd.log")"
 
 # --- its neighbour still gets its requests classified
 "$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 20 -v > "$W/v1"

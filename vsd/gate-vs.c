@@ -177,6 +177,54 @@ gate_vs_detach(struct vsd *d, struct vs *vs)
 	return r;
 }
 
+#define CONNS_CHECK_NS	(10 * 1000000000ull)
+
+int
+gate_vs_timeout_ms(struct vsd *d)
+{
+	uint64_t now = mono_ns();
+
+	if (!d->gate || d->reg.n == 0)
+		return -1;
+	if (!d->conns_check_at)
+		d->conns_check_at = now + CONNS_CHECK_NS;
+	return d->conns_check_at <= now ? 0 : (int)((d->conns_check_at - now) / 1000000 + 1);
+}
+
+/*
+ * The counters live in the kernel and count on their own; vsd only reports
+ * them, so a VS that keeps hitting its share costs one line per 10 s, and
+ * after a restart the first line gives the totals so far.
+ */
+void
+gate_vs_tick(struct vsd *d)
+{
+	struct vsd_connlim lim;
+	struct vsd_vs_conns vc;
+	uint64_t now = mono_ns(), lost;
+	size_t i;
+
+	if (!d->gate || !d->conns_check_at || now < d->conns_check_at)
+		return;
+	d->conns_check_at = now + CONNS_CHECK_NS;
+	gate_socket_connlim(d->gate, &lim);
+	for (i = 0; i < d->reg.n; i++) {
+		struct vs *vs = d->reg.v[i];
+
+		if (vs->status != VS_OK || gate_socket_vs_conns(d->gate, vs->id, &vc) < 0)
+			continue;
+		lost = vc.refused + vc.unrecorded;
+		if (lost > vs->conns_lost)
+			log_warnx("VS %s: its share of the connection table is used up (%" PRIu32
+				  " out, %" PRIu32 " in, reserve %" PRIu32 " each; pool %" PRIu32 "/%"
+				  PRIu32 "): %" PRIu64 " connect() refused, %" PRIu64 " connections "
+				  "not recorded so far", vs->name, vc.out, vc.in, lim.rsv,
+				  lim.pool_used, lim.pool, (uint64_t)vc.refused,
+				  (uint64_t)vc.unrecorded);
+		vs->conns_lost = lost;
+	}
+}
+
 /*
  * The connection map's counters, read at most every 50 ms: 'vsctl list'
  * shows them for every VS, and they are shared by all VSs.

@@ -313,6 +313,8 @@ main(int argc, char **argv)
 	}
 	if (gate_socket_open(root, &gate, NULL) < 0)
 		return 1;
+	/* The connection table's per-VS shares on, as vsd has them. */
+	gate_socket_share(gate, 1);
 
 	if (pipe(to_client) < 0 || pipe(from_client) < 0)
 		return 1;

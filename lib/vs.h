@@ -43,6 +43,7 @@ struct vs {
 	 * gate_written_id 0: not known. Not saved. */
 	uint32_t	 gate_written_id;
 	struct gate_socket_cfg gate_written;
+	uint64_t	 conns_lost;	/* its refused + unrecorded connections, last logged */
 };
 
 #endif

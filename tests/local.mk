@@ -58,9 +58,10 @@ TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 
 # The real gate with a fault the verifier refuses, for the "verifier error"
-# test, and with an 8-slot connection table, for the collision and "table
-# full" tests.
-check_DATA += tests/sg-broken.bpf.o tests/sg-small.bpf.o
+# test, with an 8-slot connection table, for the collision and "table
+# full" tests, and with a 256-slot one, which one VS can fill in a test
+# while the others' shares are still a few entries each.
+check_DATA += tests/sg-broken.bpf.o tests/sg-small.bpf.o tests/sg-mid.bpf.o
 tests/sg-broken.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
 		gates/socket/vmlinux.h
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_VERIFIER_FAULT $(BPF_INCLUDES) \
@@ -69,7 +70,11 @@ tests/sg-small.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket
 		gates/socket/vmlinux.h
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=8 $(BPF_INCLUDES) \
 		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
-CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o
+tests/sg-mid.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+		gates/socket/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=256 $(BPF_INCLUDES) \
+		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
+CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o tests/sg-mid.bpf.o
 
 # --- The accept gate (gates/accept/): the "unmodified service" and the
 # client the tests drive it with.
@@ -82,7 +87,8 @@ tests_gate_client_LDADD = -lpthread
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
-	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh
+	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh \
+	tests/conntab-quota.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

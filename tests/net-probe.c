@@ -11,6 +11,11 @@
  *   net-probe udp ADDR PORT connect|sendto
  *   net-probe hold ADDR PORT N FILE      N connections open at once until
  *                                        FILE exists
+ *   net-probe flood ADDR N FILE          listen on ADDR, open up to N
+ *                                        connections to it and keep them
+ *                                        (and every refused one tried)
+ *                                        until FILE exists; prints
+ *                                        "connected=C eperm=E other=O"
  *   net-probe ports ADDR PORT FILE SPORT...
  *                                        one connection from each source
  *                                        port SPORT; the i-th (from 1)
@@ -374,6 +379,45 @@ do_peerclosed(const char *addr, unsigned port, const char *hold)
 	return 0;
 }
 
+/*
+ * A VS that fills the connection table: connect() failing with EPERM (the
+ * socket gate refusing a VS with no room left) is counted, not fatal.
+ */
+static int
+do_flood(const char *addr, long n, const char *file)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = mkaddr(addr, 0, &ss);
+	long i, conn = 0, eperm = 0, other = 0;
+	int l, *s = calloc(n, sizeof(int));
+
+	if (!s)
+		die("calloc");
+	if ((l = socket(ss.ss_family, SOCK_STREAM, 0)) < 0 ||
+	    bind(l, (struct sockaddr *)&ss, len) < 0 || listen(l, (int)n) < 0 ||
+	    getsockname(l, (struct sockaddr *)&ss, &len) < 0)
+		die("listen");
+	for (i = 0; i < n; i++) {
+		if ((s[i] = socket(ss.ss_family, SOCK_STREAM, 0)) < 0)
+			die("socket");
+		if (connect(s[i], (struct sockaddr *)&ss, len) == 0)
+			conn++;
+		else if (errno == EPERM)
+			eperm++;
+		else
+			other++;
+	}
+	printf("connected=%ld eperm=%ld other=%ld\n", conn, eperm, other);
+	fflush(stdout);
+	while (access(file, F_OK) < 0)
+		usleep(10000);
+	for (i = 0; i < n; i++)
+		close(s[i]);
+	close(l);
+	free(s);
+	return 0;
+}
+
 static int
 do_hold(const char *addr, unsigned port, long n, const char *file)
 {
@@ -441,6 +485,8 @@ main(int argc, char **argv)
 		return do_tcp(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "udp"))
 		return do_udp(argv[2], atoi(argv[3]), argv[4]);
+	if (argc == 5 && !strcmp(argv[1], "flood"))
+		return do_flood(argv[2], atol(argv[3]), argv[4]);
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atoi(argv[3]), atol(argv[4]), argv[5]);
 	if (argc >= 6 && !strcmp(argv[1], "ports"))
@@ -449,6 +495,6 @@ main(int argc, char **argv)
 		return do_peerclosed(argv[2], atoi(argv[3]), argv[4]);
 	if (argc == 5 && !strcmp(argv[1], "many"))
 		return do_many(argv[2], atoi(argv[3]), atol(argv[4]));
-	fprintf(stderr, "usage: net-probe serve|tcp|udp|hold|ports|many|peerclosed ADDR PORT ...\n");
+	fprintf(stderr, "usage: net-probe serve|tcp|udp|hold|flood|ports|many|peerclosed ADDR PORT ...\n");
 	return 2;
 }

@@ -100,6 +100,23 @@ written(struct vs *vs, const struct vs *o, int r)
 	return r;
 }
 
+/*
+ * Each VS's share of the connection table follows the number of VSs, with
+ * vs counted in (adding) or out (removing) whether or not the registry
+ * holds it yet.
+ */
+static void
+gate_vs_share(struct vsd *d, const struct vs *vs, int adding)
+{
+	size_t n = d->reg.n;
+
+	if (adding && !reg_find_id(&d->reg, vs->id))
+		n++;
+	else if (!adding && reg_find_id(&d->reg, vs->id) && n > 0)
+		n--;
+	gate_socket_share(d->gate, n);
+}
+
 int
 gate_vs_attach(struct vsd *d, struct vs *vs)
 {
@@ -111,6 +128,7 @@ gate_vs_attach(struct vsd *d, struct vs *vs)
 		return 0;
 	if ((r = cg_vs_bpf_path(&d->cg, vs, dir, sizeof(dir))) < 0)
 		return r;
+	gate_vs_share(d, vs, 1);
 	return written(vs, o, gate_socket_attach(d->gate, dir, vs->cg2_id, o->id, &o->gate));
 }
 
@@ -149,10 +167,62 @@ gate_vs_update_all(struct vsd *d)
 int
 gate_vs_detach(struct vsd *d, struct vs *vs)
 {
+	int r;
+
 	if (!d->gate)
 		return 0;
 	vs->gate_written_id = 0;
-	return gate_socket_detach(d->gate, vs->id);
+	r = gate_socket_detach(d->gate, vs->id);
+	gate_vs_share(d, vs, 0);
+	return r;
+}
+
+#define CONNS_CHECK_NS	(10 * 1000000000ull)
+
+int
+gate_vs_timeout_ms(struct vsd *d)
+{
+	uint64_t now = mono_ns();
+
+	if (!d->gate || d->reg.n == 0)
+		return -1;
+	if (!d->conns_check_at)
+		d->conns_check_at = now + CONNS_CHECK_NS;
+	return d->conns_check_at <= now ? 0 : (int)((d->conns_check_at - now) / 1000000 + 1);
+}
+
+/*
+ * The counters live in the kernel and count on their own; vsd only reports
+ * them, so a VS that keeps hitting its share costs one line per 10 s, and
+ * after a restart the first line gives the totals so far.
+ */
+void
+gate_vs_tick(struct vsd *d)
+{
+	struct vsd_connlim lim;
+	struct vsd_vs_conns vc;
+	uint64_t now = mono_ns(), lost;
+	size_t i;
+
+	if (!d->gate || !d->conns_check_at || now < d->conns_check_at)
+		return;
+	d->conns_check_at = now + CONNS_CHECK_NS;
+	gate_socket_connlim(d->gate, &lim);
+	for (i = 0; i < d->reg.n; i++) {
+		struct vs *vs = d->reg.v[i];
+
+		if (vs->status != VS_OK || gate_socket_vs_conns(d->gate, vs->id, &vc) < 0)
+			continue;
+		lost = vc.refused + vc.unrecorded;
+		if (lost > vs->conns_lost)
+			log_warnx("VS %s: its share of the connection table is used up (%" PRIu32
+				  " out, %" PRIu32 " in, reserve %" PRIu32 " each; pool %" PRIu32 "/%"
+				  PRIu32 "): %" PRIu64 " connect() refused, %" PRIu64 " connections "
+				  "not recorded so far", vs->name, vc.out, vc.in, lim.rsv,
+				  lim.pool_used, lim.pool, (uint64_t)vc.refused,
+				  (uint64_t)vc.unrecorded);
+		vs->conns_lost = lost;
+	}
 }
 
 /*
@@ -192,6 +262,8 @@ gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 {
 	const struct gate_socket_cfg *c = &vs->gate;
 	uint64_t st[VSD_STAT_MAX] = { 0 };
+	struct vsd_connlim lim = { 0 };
+	struct vsd_vs_conns vc = { 0 };
 	const char *name = c->flags & VSD_CFG_TOS ? dscp_name(c->tos >> 2) : NULL;
 
 	buf_printf(b, ", \"gate\": {");
@@ -209,10 +281,19 @@ gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 	json_u32_if(b, "priority", c->flags & VSD_CFG_PRIO, c->priority);
 	buf_printf(b, ", \"attached\": %s",
 		   d->gate && gate_socket_attached(d->gate, vs->id) == 1 ? "true" : "false");
-	if (d->gate)
+	if (d->gate) {
 		gate_stats(d, st);
+		gate_socket_connlim(d->gate, &lim);
+		gate_socket_vs_conns(d->gate, vs->id, &vc);
+	}
 	/* The connection map is shared by all VSs; so is its counter. */
-	buf_printf(b, ", \"conns_full\": %" PRIu64 "}", st[VSD_STAT_CONNS_FULL]);
+	buf_printf(b, ", \"conns_full\": %" PRIu64, st[VSD_STAT_CONNS_FULL]);
+	/* This VS's share of it (gates/socket/socket.h). */
+	buf_printf(b, ", \"conns\": {\"out\": %" PRIu32 ", \"in\": %" PRIu32
+		   ", \"reserve\": %" PRIu32 ", \"pool\": %" PRIu32 ", \"pool_used\": %" PRIu32
+		   ", \"refused\": %" PRIu64 ", \"unrecorded\": %" PRIu64 "}}",
+		   vc.out, vc.in, lim.rsv, lim.pool, lim.pool_used, (uint64_t)vc.refused,
+		   (uint64_t)vc.unrecorded);
 }
 
 void
@@ -220,6 +301,8 @@ gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b)
 {
 	const struct gate_socket_cfg *c = &vs->gate;
 	uint64_t st[VSD_STAT_MAX] = { 0 };
+	struct vsd_connlim lim;
+	struct vsd_vs_conns vc;
 	const char *name;
 
 	if (!d->gate) {
@@ -247,4 +330,11 @@ gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b)
 			   "%" PRIu64 " not recorded because the map was full\n",
 			   st[VSD_STAT_CONNS_ADDED], st[VSD_STAT_CONNS_REMOVED],
 			   st[VSD_STAT_CONNS_FULL]);
+	gate_socket_connlim(d->gate, &lim);
+	if (gate_socket_vs_conns(d->gate, vs->id, &vc) == 0)
+		buf_printf(b, "connections recorded: %" PRIu32 " out, %" PRIu32 " in (reserve %"
+			   PRIu32 " each, shared pool %" PRIu32 "/%" PRIu32 " in use); %" PRIu64
+			   " connect() refused, %" PRIu64 " not recorded\n", vc.out, vc.in, lim.rsv,
+			   lim.pool_used, lim.pool, (uint64_t)vc.refused,
+			   (uint64_t)vc.unrecorded);
 }

@@ -21,6 +21,14 @@ int gate_vs_update(struct vsd *d, struct vs *vs);
 void gate_vs_update_all(struct vsd *d);
 int gate_vs_detach(struct vsd *d, struct vs *vs);
 
+/*
+ * Every 10 s, one line per VS whose connections were refused or went
+ * unrecorded since the last look (its share of the connection table was
+ * used up); gate_vs_timeout_ms() says when next (-1: never).
+ */
+int  gate_vs_timeout_ms(struct vsd *d);
+void gate_vs_tick(struct vsd *d);
+
 /* "gate": {...} for the VS's JSON (with a leading ", "), and show's lines. */
 void gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b);
 void gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b);

@@ -216,6 +216,7 @@ loop(struct vsd *d, int lfd, int sfd)
 	struct pollfd *pfd = NULL;
 	struct signalfd_siginfo si;
 	size_t cap = 0, want, nc, ns;
+	int tmo, gtmo;
 
 	for (;;) {
 		want = 3 + d->ctl.n + d->svcs.n;
@@ -232,8 +233,10 @@ loop(struct vsd *d, int lfd, int sfd)
 		pfd[2] = (struct pollfd){ .fd = fork_gate_fd(), .events = POLLIN };
 		nc = ctl_pollfds(d, pfd + 3, cap - 3);
 		ns = svc_pollfds(d, pfd + 3 + nc, cap - 3 - nc);
-		if (poll(pfd, 3 + nc + ns,
-			 ctl_timeout_ms(d, drift_timeout_ms(d, svc_timeout_ms(d)))) < 0) {
+		tmo = ctl_timeout_ms(d, drift_timeout_ms(d, svc_timeout_ms(d)));
+		if ((gtmo = gate_vs_timeout_ms(d)) >= 0 && (tmo < 0 || gtmo < tmo))
+			tmo = gtmo;
+		if (poll(pfd, 3 + nc + ns, tmo) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_warn("poll");
@@ -246,6 +249,7 @@ loop(struct vsd *d, int lfd, int sfd)
 		svc_events(d, pfd + 3 + nc, ns);
 		svc_tick(d);
 		drift_sweep(d);
+		gate_vs_tick(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD) {

@@ -43,6 +43,7 @@ struct vsd {
 	uint64_t	 drift_at;	/* mono_ns of its next round (drift.c) */
 	uint64_t	 fork_moves;	/* processes the fork gate moved (fork-gate.c) */
 	struct ctl_set	 ctl;		/* the control socket's clients (clients.c) */
+	uint64_t	 conns_check_at; /* next look at the VSs' table shares (gate-vs.c) */
 };
 
 struct reply {

@@ -169,18 +169,29 @@ conntab_delete(struct conntab *t, const struct vsd_conn_key *k)
 }
 
 int
-conntab_drop_vs(struct conntab *t, uint32_t vs_id)
+conntab_drop_vs(struct conntab *t, uint32_t vs_id, uint32_t *pooled)
 {
 	struct vsd_conn_slot c;
+	uint32_t np = 0;
 	uint64_t i;
 	int n = 0;
 
+	if (pooled)
+		*pooled = 0;
 	if (!t->slot)
 		return 0;
-	for (i = 0; i <= t->mask; i++)
+	for (i = 0; i <= t->mask; i++) {
 		/* Unless the kernel deleted (or reused) it meanwhile. */
-		if (slot_read(&t->slot[i], &c) && c.val.vs_id == vs_id && slot_kill(&t->slot[i], c.seq))
+		if (slot_read(&t->slot[i], &c) && c.val.vs_id == vs_id &&
+		    slot_kill(&t->slot[i], c.seq)) {
 			n++;
+			if ((c.val.flags & (VSD_CONN_COUNTED | VSD_CONN_POOL)) ==
+			    (VSD_CONN_COUNTED | VSD_CONN_POOL))
+				np++;
+		}
+	}
+	if (pooled)
+		*pooled = np;
 	return n;
 }
 

@@ -39,8 +39,12 @@ int  conntab_walk(const struct conntab *t,
 		  void *arg);
 /* Deletes k as the BPF side does: 0, or -ENOENT. */
 int  conntab_delete(struct conntab *t, const struct vsd_conn_key *k);
-/* Deletes every entry of the VS, as the BPF side would; returns how many. */
-int  conntab_drop_vs(struct conntab *t, uint32_t vs_id);
+/*
+ * Deletes every entry of the VS, as the BPF side would; returns how many.
+ * *pooled (may be NULL) gets how many of them had taken from the shared
+ * pool (VSD_CONN_POOL), which the caller gives back.
+ */
+int  conntab_drop_vs(struct conntab *t, uint32_t vs_id, uint32_t *pooled);
 /*
  * Inserts as the BPF side does (the tests fill a table of their own with
  * it); -ENOSPC when the key's probe window has no free slot.

@@ -63,6 +63,19 @@ int gate_socket_conns(struct gate_socket *g, gate_socket_conn_fn fn, void *arg);
 /* Sums of the per-CPU counters, indexed by enum vsd_stat. */
 int gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX]);
 
+/*
+ * Each VS's share of the connection table (gates/socket/socket.h) for nvs
+ * VSs: the reserve per VS, a power of two, with the reserves of nvs VSs
+ * within half of the usable table, the rest a shared pool.  Cheap when
+ * nothing changes (the reserve changes only when nvs crosses a power of
+ * two).  Returns the reserve.
+ */
+uint32_t gate_socket_share(struct gate_socket *g, size_t nvs);
+/* The limits in force (with the pool in use); zeros where none are set. */
+void gate_socket_connlim(const struct gate_socket *g, struct vsd_connlim *out);
+/* The VS's counters: 0, or -ENOENT when it has none (not attached). */
+int  gate_socket_vs_conns(struct gate_socket *g, uint32_t vs_id, struct vsd_vs_conns *out);
+
 /* The pin directory, /sys/fs/bpf/vsd/<cgroup-root>. */
 const char *gate_socket_pindir(const struct gate_socket *g);
 

@@ -119,6 +119,24 @@ gs_write_cfg(struct gate_socket *g, uint64_t cgid, uint32_t vs_id,
 	return 0;
 }
 
+/*
+ * The VS's counters of its share of the connection table.  Ones that exist
+ * already are kept: after a vsd restart they still count the VS's entries.
+ */
+static int
+gs_vsconns_add(struct gate_socket *g, uint32_t vs_id)
+{
+	struct vsd_vs_conns zero = { 0 };
+
+	if (bpf_map_update_elem(g->map_fd[GS_MAP_VSCONNS], &vs_id, &zero, BPF_NOEXIST) < 0 &&
+	    errno != EEXIST) {
+		int r = -errno;
+		log_warn("socket gate: cannot make the connection counters of VS %u", vs_id);
+		return r;
+	}
+	return 0;
+}
+
 int
 gate_socket_attach(struct gate_socket *g, const char *cgdir, uint64_t cgid,
 		   uint32_t vs_id, const struct gate_socket_cfg *cfg)
@@ -144,7 +162,8 @@ gate_socket_attach(struct gate_socket *g, const char *cgdir, uint64_t cgid,
 	for (i = 0; i < GS_NHOOKS; i++)
 		if ((r = gs_attach_hook(g, cgfd, cgid, vs_id, i, fresh)) < 0)
 			goto undo;
-	if ((r = gs_write_cfg(g, cgid, vs_id, cfg)) < 0)
+	/* The counters before the settings: vs_id 0 until then, nothing counted. */
+	if ((r = gs_vsconns_add(g, vs_id)) < 0 || (r = gs_write_cfg(g, cgid, vs_id, cfg)) < 0)
 		goto undo;
 	close(cgfd);
 	return 0;
@@ -171,10 +190,16 @@ gate_socket_update(struct gate_socket *g, uint64_t cgid, uint32_t vs_id,
 static void
 gs_drop_conns(struct gate_socket *g, uint32_t vs_id)
 {
-	int n = conntab_drop_vs(&g->conns, vs_id);
+	uint32_t pooled;
+	int n = conntab_drop_vs(&g->conns, vs_id, &pooled);
 
+	/* What they took from the shared pool goes back; the rest goes below. */
+	if (pooled && g->lim)
+		__atomic_fetch_sub(&g->lim->pool_used, pooled, __ATOMIC_SEQ_CST);
 	if (n)
 		log_debug("socket gate: dropped %d connection(s) of VS %u", n, vs_id);
+	if (bpf_map_delete_elem(g->map_fd[GS_MAP_VSCONNS], &vs_id) < 0 && errno != ENOENT)
+		log_warn("socket gate: cannot remove the connection counters of VS %u", vs_id);
 }
 
 int

@@ -50,6 +50,51 @@ gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX])
 	return 0;
 }
 
+uint32_t
+gate_socket_share(struct gate_socket *g, size_t nvs)
+{
+	uint64_t usable = ((uint64_t)g->conns.mask + 1) / 4, per;
+	uint32_t rsv = 1;
+
+	if (!g->lim)
+		return 0;
+	/* Out and in each, for every VS: a quarter of the usable part in all. */
+	per = usable / (4 * (nvs ? nvs : 1));
+	if (per == 0)
+		rsv = 0;
+	while (per && (uint64_t)rsv * 2 <= per)
+		rsv *= 2;
+	if (__atomic_load_n(&g->lim->rsv, __ATOMIC_RELAXED) != rsv) {
+		log_info("socket gate: %zu VS%s, each may record %u outgoing and %u incoming "
+			 "connections, and %u more outgoing from a shared pool", nvs,
+			 nvs == 1 ? "" : "s", rsv, rsv, (uint32_t)(usable / 2));
+		__atomic_store_n(&g->lim->rsv, rsv, __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&g->lim->pool, (uint32_t)(usable / 2), __ATOMIC_RELAXED);
+	return rsv;
+}
+
+void
+gate_socket_connlim(const struct gate_socket *g, struct vsd_connlim *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!g->lim)
+		return;
+	out->rsv = __atomic_load_n(&g->lim->rsv, __ATOMIC_RELAXED);
+	out->pool = __atomic_load_n(&g->lim->pool, __ATOMIC_RELAXED);
+	out->pool_used = __atomic_load_n(&g->lim->pool_used, __ATOMIC_RELAXED);
+}
+
+int
+gate_socket_vs_conns(struct gate_socket *g, uint32_t vs_id, struct vsd_vs_conns *out)
+{
+	if (bpf_map_lookup_elem(g->map_fd[GS_MAP_VSCONNS], &vs_id, out) < 0) {
+		memset(out, 0, sizeof(*out));
+		return -errno;
+	}
+	return 0;
+}
+
 char *
 gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
 		     char *buf, size_t len)

@@ -13,7 +13,9 @@ enum gs_hook_idx {
 	GS_SOCK_CREATE, GS_SOCKOPS, GS_CONNECT4, GS_CONNECT6,
 	GS_SENDMSG4, GS_SENDMSG6, GS_NHOOKS,
 };
-enum gs_map_idx { GS_MAP_CONNS, GS_MAP_VSCFG, GS_MAP_STATS, GS_NMAPS };
+enum gs_map_idx {
+	GS_MAP_CONNS, GS_MAP_VSCFG, GS_MAP_STATS, GS_MAP_VSCONNS, GS_MAP_CONNLIM, GS_NMAPS
+};
 
 struct gs_hook {
 	const char *name;		/* pin names: prog_<name>, vs<ID>/<name> */
@@ -26,6 +28,8 @@ struct gate_socket {
 	int prog_fd[GS_NHOOKS];
 	int map_fd[GS_NMAPS];
 	struct conntab conns;		/* vsd_conns, mapped read-write */
+	struct vsd_connlim *lim;	/* vsd_connlim, mapped read-write */
+	size_t limlen;
 };
 
 /* <pindir>/<name> */

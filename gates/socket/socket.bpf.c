@@ -54,6 +54,23 @@ struct {
 	__type(value, __u64);
 } vsd_stats SEC(".maps");
 
+/* Each VS's share of the table: gates/socket/socket.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSD_VSCONNS_MAX);
+	__uint(map_flags, BPF_F_NO_PREALLOC);	/* vsd adds the entries, never BPF */
+	__type(key, __u32);			/* vs_id */
+	__type(value, struct vsd_vs_conns);
+} vsd_vsconns SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vsd_connlim);
+} vsd_connlim SEC(".maps");
+
 static __always_inline void stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&vsd_stats, &idx);
@@ -217,6 +234,58 @@ static __always_inline int conn_insert(const struct vsd_conn_key *k,
 	return -1;
 }
 
+static __always_inline struct vsd_connlim *connlim(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&vsd_connlim, &zero);
+}
+
+/*
+ * Takes one entry of the VS's share (gates/socket/socket.h): returns the
+ * VSD_CONN_* flags saying what it took, or -1 if the VS has no room.  Its
+ * counters go up first and back down if that was one too many, so two
+ * CPUs racing for the last entry never both get it.  No counters (vsd has
+ * not made them, or the quota is off): recorded uncounted, flags 0.
+ */
+static __always_inline int quota_take(struct vsd_vs_conns *c, struct vsd_connlim *lim,
+				      int passive)
+{
+	if (!c || !lim || (lim->rsv == 0 && lim->pool == 0))
+		return 0;
+	if (passive) {
+		if (__sync_fetch_and_add(&c->in, 1) < lim->rsv)
+			return VSD_CONN_COUNTED;
+		__sync_fetch_and_sub(&c->in, 1);
+		return -1;
+	}
+	if (__sync_fetch_and_add(&c->out, 1) < lim->rsv)
+		return VSD_CONN_COUNTED;
+	if (__sync_fetch_and_add(&lim->pool_used, 1) < lim->pool)
+		return VSD_CONN_COUNTED | VSD_CONN_POOL;
+	__sync_fetch_and_sub(&lim->pool_used, 1);
+	__sync_fetch_and_sub(&c->out, 1);
+	return -1;
+}
+
+/* Gives back what quota_take() took; c may be gone with its VS. */
+static __always_inline void quota_put(__u32 vs_id, __u32 flags, int passive)
+{
+	struct vsd_connlim *lim;
+	struct vsd_vs_conns *c;
+
+	if (!(flags & VSD_CONN_COUNTED))
+		return;
+	if ((c = bpf_map_lookup_elem(&vsd_vsconns, &vs_id))) {
+		if (passive)
+			__sync_fetch_and_sub(&c->in, 1);
+		else
+			__sync_fetch_and_sub(&c->out, 1);
+	}
+	if ((flags & VSD_CONN_POOL) && (lim = connlim()))
+		__sync_fetch_and_sub(&lim->pool_used, 1);
+}
+
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 				     const struct vsd_vscfg *cfg)
 {
@@ -225,10 +294,22 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 		.cgroup_id = cfg->cgroup_id,
 		.vs_id = cfg->vs_id,
 	};
+	struct vsd_vs_conns *c = bpf_map_lookup_elem(&vsd_vsconns, &v.vs_id);
+	int flags = quota_take(c, connlim(), passive);
 
+	if (flags < 0) {
+		/* Past the VS's share: its cost, counted for it (vsctl show). */
+		if (c)
+			__sync_fetch_and_add(&c->unrecorded, 1);
+		return;
+	}
+	v.flags = flags;
 	conn_key(skops, passive, &k);
 	if (conn_insert(&k, &v)) {
 		/* No free slot in the key's window.  Counted, shown by vsctl show. */
+		quota_put(v.vs_id, v.flags, passive);
+		if (c)
+			__sync_fetch_and_add(&c->unrecorded, 1);
 		stat_inc(VSD_STAT_CONNS_FULL);
 		return;
 	}
@@ -249,7 +330,7 @@ static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 {
 	struct vsd_conn_key k;
 	struct vsd_conn_slot *s;
-	__u32 h, i, seq;
+	__u32 h, i, seq, vs_id, flags;
 
 	conn_key(skops, passive, &k);
 	h = vsd_conn_hash(&k);
@@ -263,7 +344,11 @@ static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 			return 0;
 		if (VSD_SLOT_STATE(seq) != VSD_SLOT_LIVE || !vsd_conn_key_eq(&s->key, &k))
 			continue;
+		/* Read before the slot is ours no more; the swap proves them. */
+		vs_id = s->val.vs_id;
+		flags = s->val.flags;
 		if (__sync_val_compare_and_swap(&s->seq, seq, seq + 1) == seq) {
+			quota_put(vs_id, flags, passive);
 			stat_inc(VSD_STAT_CONNS_REMOVED);
 			return 1;
 		}
@@ -384,11 +469,45 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, i
 	return 1;
 }
 
+/*
+ * connect() of a TCP socket of a VS that has no room left in the connection
+ * table (gates/socket/socket.h): refused with EPERM, so the VS that filled
+ * its share pays for it, rather than its connection going unrecorded and
+ * being served in a gated service's home VS, charged to someone else.
+ * Only a check, the entry is taken when the connection is established.
+ */
+static __always_inline int connect_room(struct bpf_sock_addr *ctx)
+{
+	struct vsd_vscfg *cfg;
+	struct vsd_connlim *lim;
+	struct vsd_vs_conns *c;
+	__u32 vs_id;
+
+	if (ctx->type != SOCK_STREAM || !(cfg = vs_cfg()))
+		return 1;
+	/* The pool first: while it has room (nearly always) no VS lookup. */
+	if (!(lim = connlim()) || (lim->rsv == 0 && lim->pool == 0) ||
+	    *(volatile __u32 *)&lim->pool_used < lim->pool)
+		return 1;
+	vs_id = cfg->vs_id;
+	if (!(c = bpf_map_lookup_elem(&vsd_vsconns, &vs_id)) ||
+	    *(volatile __u32 *)&c->out < lim->rsv)
+		return 1;
+	__sync_fetch_and_add(&c->refused, 1);
+	return 0;
+}
+
 SEC("cgroup/connect4")
-int vsd_connect4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 0); }
+int vsd_connect4(struct bpf_sock_addr *ctx)
+{
+	return connect_room(ctx) ? sockaddr_tos(ctx, AF_INET, 0) : 0;
+}
 
 SEC("cgroup/connect6")
-int vsd_connect6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 0); }
+int vsd_connect6(struct bpf_sock_addr *ctx)
+{
+	return connect_room(ctx) ? sockaddr_tos(ctx, AF_INET6, 0) : 0;
+}
 
 SEC("cgroup/sendmsg4")
 int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 1); }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -48,7 +49,7 @@ const struct gs_hook gs_hooks[GS_NHOOKS] = {
 };
 
 static const char *const gs_maps[GS_NMAPS] = {
-	VSD_MAP_CONNS, VSD_MAP_VSCFG, VSD_MAP_STATS,
+	VSD_MAP_CONNS, VSD_MAP_VSCFG, VSD_MAP_STATS, VSD_MAP_VSCONNS, VSD_MAP_CONNLIM,
 };
 
 /* libbpf's messages, the verifier's log among them, go to our logger. */
@@ -150,6 +151,9 @@ gs_close_fds(struct gate_socket *g)
 	int i;
 
 	conntab_unmap(&g->conns);
+	if (g->lim)
+		munmap(g->lim, g->limlen);
+	g->lim = NULL;
 	for (i = 0; i < GS_NHOOKS; i++) {
 		if (g->prog_fd[i] >= 0)
 			close(g->prog_fd[i]);
@@ -290,6 +294,15 @@ gs_load(struct gate_socket *g)
 	}
 	if ((r = conntab_map(&g->conns, g->map_fd[GS_MAP_CONNS], 1)) < 0) {
 		log_warnx("socket gate: cannot map the connection table: %s", strerror(-r));
+		goto out;
+	}
+	g->limlen = (size_t)sysconf(_SC_PAGESIZE);
+	g->lim = mmap(NULL, g->limlen, PROT_READ | PROT_WRITE, MAP_SHARED,
+		      g->map_fd[GS_MAP_CONNLIM], 0);
+	if (g->lim == MAP_FAILED) {
+		r = -errno;
+		g->lim = NULL;
+		log_warn("socket gate: cannot map %s", VSD_MAP_CONNLIM);
 		goto out;
 	}
 	for (i = 0; i < GS_NHOOKS; i++) {

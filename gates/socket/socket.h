@@ -19,6 +19,8 @@
 #define VSD_MAP_CONNS		"vsd_conns"
 #define VSD_MAP_VSCFG		"vsd_vscfg"
 #define VSD_MAP_STATS		"vsd_stats"
+#define VSD_MAP_VSCONNS		"vsd_vsconns"
+#define VSD_MAP_CONNLIM		"vsd_connlim"
 
 /*
  * Slots of the connection table, a power of two: 8 MB.  With the probe
@@ -59,10 +61,14 @@ struct vsd_conn_key {
 	__u32 daddr[4];
 };
 
+/* vsd_conn_val.flags: how the entry was counted (the quota below). */
+#define VSD_CONN_COUNTED	(1u << 0)	/* in its VS's vsd_vsconns entry */
+#define VSD_CONN_POOL		(1u << 1)	/* also in the shared pool */
+
 struct vsd_conn_val {
 	__u64 cgroup_id;	/* cgroup2 id of the socket's VS cgroup */
 	__u32 vs_id;		/* vsd's numeric id of the VS */
-	__u32 pad;
+	__u32 flags;		/* VSD_CONN_*; 0 from a vsd before the quota */
 };
 
 /*
@@ -190,6 +196,61 @@ struct vsd_vscfg {
 	__u8  tos;		/* full TOS byte: DSCP << 2 | ECN bits (kept 0) */
 	__u8  pad[7];
 	__u64 cgroup_id;	/* the key again, copied into vsd_conn_val */
+};
+
+/*
+ * Each VS's share of the connection table.  Without one, a single VS that
+ * opens enough connections fills the table, and every other VS's new
+ * connections go unrecorded, so the accept gate serves them in its home VS.
+ *
+ * The table is only trusted up to a quarter of its slots (VSD_CONNS_USABLE):
+ * with connections coming and going, a key's probe window was full now and
+ * then from about a third on, never at a quarter
+ * (benchmarks/results/conntab-quota.md).  Half of that is reserved, in equal
+ * parts, for the VSs: each may record up to rsv outgoing and rsv incoming
+ * connections whatever the others do (vsd sets rsv = usable / (4 * number of
+ * VSs), rounded down to a power of two, so the reserves never add up to more
+ * than their half).  The other half is a pool that a VS past its reserve
+ * draws on for outgoing connections, first come first served.
+ *
+ * A VS whose outgoing entries are past its reserve while the pool is used up
+ * pays for it itself: its connect() of a TCP socket fails with EPERM
+ * (the cgroup/connect hooks) and is counted as refused.  Connections that get
+ * past that check (several connect()s racing for the last entry) are not
+ * recorded, and counted as unrecorded.  Incoming connections never draw on
+ * the pool: only vsctl conns shows them (the accept gate looks up the
+ * connecting side), and an outside client must not be able to use up a VS's
+ * room for its own outgoing connections; past its reserve they go
+ * unrecorded, counted.
+ *
+ * vsd_vsconns: a hash map keyed by the VS id (as recorded in vsd_conn_val),
+ * made by vsd when it attaches the VS and removed when it detaches it; the
+ * BPF programs only change its counters, atomically.  Entries counted
+ * there carry VSD_CONN_COUNTED (and VSD_CONN_POOL when they took from the
+ * pool) in the table, so a delete gives back exactly what the insert took,
+ * also if rsv changed meanwhile or the entry was recorded before the quota
+ * existed (flags 0).
+ *
+ * vsd_connlim: one element in a BPF_F_MMAPABLE array, mapped by vsd, which
+ * writes rsv and pool; pool_used is changed atomically by the programs and
+ * by vsd when it drops a detached VS's entries.  rsv 0 and pool 0 (not
+ * written yet) refuse nothing: the quota is off.
+ */
+#define VSD_CONNS_USABLE	(VSD_CONNS_MAX / 4)
+#define VSD_VSCONNS_MAX		65536
+
+struct vsd_vs_conns {
+	__u32 out;		/* outgoing entries recorded */
+	__u32 in;		/* incoming entries recorded */
+	__u64 refused;		/* connect()s refused: past the reserve, pool used up */
+	__u64 unrecorded;	/* connections not recorded: no room, or no free slot */
+};
+
+struct vsd_connlim {
+	__u32 rsv;		/* per VS, outgoing and incoming each */
+	__u32 pool;		/* outgoing entries past the VSs' reserves */
+	__u32 pool_used;
+	__u32 pad;
 };
 
 /* Indices into the per-CPU stats array map. */

@@ -202,7 +202,7 @@ main(void)
 	ok(has(&t, w[1]) && live(&t) == 4, "... and is once it is LIVE again");
 
 	/* Drop by VS (what vsd does on detach). */
-	ok(conntab_drop_vs(&t, w[0]) == 1 && !has(&t, w[0]) && has(&t, w[1]),
+	ok(conntab_drop_vs(&t, w[0], NULL) == 1 && !has(&t, w[0]) && has(&t, w[1]),
 	   "drop one VS's entries, not the others'");
 
 	/* Full: 8 slots, every window is the whole table. */
@@ -220,6 +220,24 @@ main(void)
 	ok(live(&t) == 0 && put(&t, 4000) == 0 && live(&t) == 1,
 	   "a table of tombstones takes inserts again");
 	del(&t, 4000);
+
+	/*
+	 * Dropping a VS counts the entries that took from the shared pool
+	 * (vsd gives them back): flags as the BPF side records them.
+	 */
+	{
+		static const uint32_t fl[4] = { 0, VSD_CONN_COUNTED,
+			VSD_CONN_COUNTED | VSD_CONN_POOL, VSD_CONN_COUNTED | VSD_CONN_POOL };
+		uint32_t pooled = 99;
+
+		for (i = 0; i < 4; i++) {
+			v = (struct vsd_conn_val){ .vs_id = 77, .flags = fl[i] };
+			key(&k, 6000 + i);
+			conntab_insert(&t, &k, &v);
+		}
+		ok(conntab_drop_vs(&t, 77, &pooled) == 4 && pooled == 2 && live(&t) == 0,
+		   "dropping a VS's 4 entries counts the 2 from the pool (%u)", pooled);
+	}
 
 	/*
 	 * Racing: two writers insert, find and delete three keys each, all of

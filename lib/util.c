@@ -451,6 +451,21 @@ gate_exe_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
 }
 
+int
+unlink_socket(const char *path)
+{
+	struct stat st;
+
+	/* lstat: a symbolic link is not a socket, wherever it points */
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
 pid_t
 proc_parent(pid_t pid)
 {

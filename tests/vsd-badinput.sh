@@ -85,4 +85,23 @@ out=$(vsctl create www3 --cpu 1% --bogus --json 2>/dev/null)
 is "$(echo "$out" | json 'd["error"]')" "create: unknown option '--bogus'" "--json error from vsctl itself"
 check "destroy www1" vsctl destroy www1
 check "destroy www2" vsctl destroy www2
+
+# --socket naming something that is not a socket: vsd refuses to start and
+# the file stays (it used to be unlinked as a "stale socket").
+vsd_stop
+for kind in file link; do
+	victim=$VSD_TMP/precious
+	echo "keep me" > "$victim"
+	path=$victim
+	[ $kind = link ] && { path=$VSD_TMP/link; ln -sf "$victim" "$path"; }
+	# a vsd that wrongly starts serves until timeout stops it (status 124)
+	out=$(timeout 5 "$VSD" --foreground --socket "$path" --state-dir "$VSD_STATE" \
+		--cgroup-root "$VSD_ROOT" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && ok "vsd --socket (a $kind) refuses to start" ||
+		{ fail "vsd --socket (a $kind) refuses to start (status $rc)"; diag "$out"; }
+	like "$out" "$path exists and is not a socket; not removing it" "and says why"
+	is "$(cat "$victim" 2>&1)" "keep me" "what the $kind names is left as it was"
+	[ $kind = file ] || { [ -L "$path" ] && ok "the link stays" || fail "the link stays"; }
+done
 done_testing

@@ -67,6 +67,48 @@ expect "attach: pid '999999999' is out of range" attach www1 999999999
 expect "attach: pid 'abc' is not a whole number" attach www1 abc
 expect "attach: no pid given" attach www1
 expect "unknown command 'frobnicate'" frobnicate
+# processes vsd never moves into a VS (vsd would kill them with destroy --force)
+# Where this test fails (vsd moves init), init goes back where it was at once.
+init_cgroups=$(cat /proc/1/cgroup)
+init_moved=0
+restore_init() {
+	grep -q "/$VSD_ROOT/" /proc/1/cgroup || return 0
+	diag "init was moved into a VS of ours; putting it back"
+	init_moved=1
+	printf '%s\n' "$init_cgroups" | while IFS=: read -r _ ctl path; do
+		case $ctl in
+		"") mnt=/sys/fs/cgroup; [ "$(cg_layout)" = unified ] || mnt=/sys/fs/cgroup/unified ;;
+		name=*) continue ;;
+		*) mnt=/sys/fs/cgroup/${ctl%%,*} ;;
+		esac
+		grep -q ":$ctl:.*/$VSD_ROOT/" /proc/1/cgroup && echo 1 > "$mnt$path/cgroup.procs"
+	done
+}
+on_exit restore_init
+expect "attach: pid 1 is init; vsd leaves it where it is" attach www1 1
+restore_init
+expect "attach: pid $VSD_PID is vsd itself" attach www1 "$VSD_PID"
+kthread=$(awk '$1 == "PPid:" && $2 == 2 {print FILENAME; exit}' /proc/[0-9]*/status 2>/dev/null |
+	cut -d/ -f3)
+expect "attach: pid ${kthread:-2} is a kernel thread" attach www1 "${kthread:-2}"
+python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(60)' &
+threaded=$!
+on_exit "kill $threaded"
+tid=
+for _ in $(seq 100); do
+	tid=$(ls "/proc/$threaded/task" 2>/dev/null | grep -vx "$threaded" | head -1)
+	[ -n "$tid" ] && break
+	sleep 0.05
+done
+expect "attach: $tid is a thread of process $threaded, not a process" attach www1 "$tid"
+sleep 60 &
+mine=$!
+on_exit "kill $mine"
+expect "attach: pid 1 is init" attach www1 "$mine" 1
+restore_init
+in_vs "$mine" www1 && fail "a refused attach moves none of its processes" ||
+	ok "a refused attach moves none of its processes"
+is "$init_moved" 0 "init was never moved into a VS"
 
 after=$(snapshot)
 if [ "$before" = "$after" ]; then

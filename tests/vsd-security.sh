@@ -99,5 +99,23 @@ wait "$userp"
 is "$?" 137 "which killed the member's process"
 kill -0 "$rootp" && ok "and not root's" || fail "and not root's"
 
+# services run as root: only root starts or stops one
+out=$(member "$VSCTL" service stop anything 2>&1)
+like "$out" "service: only root may start or stop a service" "a member cannot stop a service"
+printf 'vs m1 cpu 1%%\nservice evil home m1 command "touch %s/evil"\n' "$VSD_TMP" > "$VSD_TMP/m.rules"
+chown 65534 "$VSD_TMP/m.rules"
+out=$(member "$VSCTL" apply "$VSD_TMP/m.rules" 2>&1)
+[ $? -ne 0 ] && ok "a member cannot apply a service line" || fail "a member cannot apply a service line"
+like "$out" "service lines need root" "and is told why"
+vsctl show m1 >/dev/null 2>&1 && fail "the refused apply changed nothing" || ok "the refused apply changed nothing"
+
+# every change is logged with the client's uid and pid
+log=$VSD_TMP/vsd.log
+grep -Eq "attach name=grp1 pid=$userp by uid 65534 \(pid [0-9]+\): done" "$log" &&
+	ok "vsd logs a member's attach with its uid and pid" || fail "vsd logs a member's attach"
+grep -Eq "destroy name=grp1 force=1 by uid 65534 \(pid [0-9]+\): refused: destroy: process $rootp" "$log" &&
+	ok "and a refused destroy, with why" || fail "and a refused destroy"
+grep -Eq "create name=rootvs cpu=1% by uid 0 \(pid [0-9]+\): done" "$log" &&
+	ok "and root's changes" || fail "and root's changes"
 vsctl destroy rootvs --force >/dev/null
 done_testing

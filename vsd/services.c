@@ -865,6 +865,9 @@ cmd_service(struct vsd *d, const struct request *req, struct reply *rep)
 
 	if (!action || !name)
 		return reply_err(rep, -EINVAL, "usage: service start|stop|restart NAME");
+	if (rep->peer_uid != 0)
+		return reply_err(rep, -EPERM, "service: only root may start or stop a service "
+				 "(its processes run as root)");
 	if (!(s = svc_find(d, name)))
 		return reply_err(rep, -ENOENT, "no declared service '%s' (a rule file's "
 				 "service line; services started with vsctl run are stopped "

@@ -22,7 +22,8 @@ for v in "home 10%" "www1 30%" "www2 30%"; do
 done
 vs_id() { "$VSCTL" --json show "$1" | sed -n 's/.*"id": \([0-9]*\).*/\1/p'; }
 mk_map || { nok "create the connection table"; exit 1; }
-PB=$((30000 + ($$ % 40) * 500))
+# below the ephemeral ports (32768-) and the other gate tests' (20000-29999)
+PB=$((10000 + ($$ % 20) * 500))
 run_start svc --home home --conns-map "$MAP" -- "$SERVER" ||
 	{ nok "vsctl run starts the service"; exit 1; }
 map_range "$PB" 10 "$(vs_id www1)"	# (for the server's $PORT)

@@ -602,8 +602,9 @@ cg_vs_remove(struct cg_ctx *cg, const struct vs *vs)
 	return r;
 }
 
+/* The ids in dir's cgroup.procs (processes) or tasks (v1: threads). */
 static int
-read_procs(const char *dir, pid_t **pids, size_t *n)
+read_ids(const char *dir, const char *file, pid_t **pids, size_t *n)
 {
 	char path[PATH_MAX], line[32];
 	size_t cap = 0;
@@ -613,7 +614,7 @@ read_procs(const char *dir, pid_t **pids, size_t *n)
 
 	*pids = NULL;
 	*n = 0;
-	if ((r = path_fmt(path, sizeof(path), "%s/cgroup.procs", dir)) < 0)
+	if ((r = path_fmt(path, sizeof(path), "%s/%s", dir, file)) < 0)
 		return r;
 	if (!(f = fopen(path, "re")))
 		return -errno;
@@ -653,7 +654,47 @@ cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *
 
 	if ((r = cg_vs_path(cg, h, vs->name, dir, sizeof(dir))) < 0)
 		return r;
-	return read_procs(dir, pids, n);
+	return read_ids(dir, "cgroup.procs", pids, n);
+}
+
+static int
+pid_in(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+int
+cg_vs_pids_all(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n)
+{
+	char dir[PATH_MAX];
+	pid_t *all = NULL, *one, *np;
+	size_t na = 0, m, i;
+	int h, r;
+
+	for (h = 0; h < cg->nhier; h++) {
+		if ((r = cg_vs_path(cg, h, vs->name, dir, sizeof(dir))) < 0 ||
+		    read_ids(dir, "cgroup.procs", &one, &m) < 0)
+			continue;
+		if (m && !(np = realloc(all, (na + m) * sizeof(*all)))) {
+			free(one);
+			free(all);
+			return -ENOMEM;
+		}
+		if (m)
+			all = np;
+		for (i = 0; i < m; i++)
+			if (!pid_in(all, na, one[i]))
+				all[na++] = one[i];
+		free(one);
+	}
+	*pids = all;
+	*n = na;
+	return 0;
 }
 
 int
@@ -670,75 +711,128 @@ pidfd_pid(int pidfd, pid_t *pid)
 	return v > 0 ? 0 : -ESRCH;	/* -1 once the process has exited */
 }
 
+/*
+ * Move what sort() says goes elsewhere (to the VS named *to) out of dir, the
+ * VS's directory in hierarchy h: on v1 thread by thread through "tasks" (a
+ * shared service has only the threads the accept gate bound here in it),
+ * on cgroup2 the process through "cgroup.procs". pidfd holds the process.
+ */
 static int
-pid_in(const pid_t *pids, size_t n, pid_t pid)
+move_out(struct cg_ctx *cg, int h, const char *dir, pid_t pid, int pidfd, const char *to)
 {
-	size_t i;
+	char dst[PATH_MAX], file[PATH_MAX], id[32], probe[64];
+	int v1 = cg->hier[h].ctl[0] != '\0', r = 0, err;
+	pid_t *tids, after;
+	size_t n, i;
 
-	for (i = 0; i < n; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
+	if ((err = cg_vs_path(cg, h, to, dst, sizeof(dst))) < 0 ||
+	    (err = path_fmt(file, sizeof(file), "%s/%s", dst, v1 ? "tasks" : "cgroup.procs")) < 0)
+		return err;
+	if (!v1) {
+		snprintf(id, sizeof(id), "%d", (int)pid);
+		r = write_file(file, id);
+	} else if ((r = read_ids(dir, "tasks", &tids, &n)) == 0) {
+		for (i = 0; i < n; i++) {
+			/* only the threads of the process the pidfd holds */
+			snprintf(probe, sizeof(probe), "/proc/%d/task/%d", (int)pid, (int)tids[i]);
+			if (access(probe, F_OK) < 0)
+				continue;
+			snprintf(id, sizeof(id), "%d", (int)tids[i]);
+			if ((err = write_file(file, id)) < 0 && err != -ESRCH)
+				r = err;
+		}
+		free(tids);
+	}
+	if (r < 0 && r != -ESRCH) {
+		log_warnx("move %d from %s to %s: %s", (int)pid, dir, dst, strerror(-r));
+		return r;
+	}
+	/* a process that ended meanwhile had its pid written, not another's */
+	return pidfd_pid(pidfd, &after) == 0 && after != pid ? -ESRCH : 0;
 }
 
 /*
- * Kill what is left by pid, through pidfds: a pid is only signalled after its
- * pidfd is open and the pid is still seen in the cgroup, so a reused pid of a
- * process elsewhere is never hit.
+ * One pass over the VS's directory in hierarchy h: each process found is
+ * sorted, then killed or moved out, through a pidfd opened while it is still
+ * seen in the directory (a pid reused by a process elsewhere is never hit).
+ * Returns how many processes were found, or -errno from sort() or a move.
  */
 static int
-kill_by_pidfd(const char *dir)
+clear_pass(struct cg_ctx *cg, int h, const char *dir, cg_sort_fn sort, void *arg)
 {
 	pid_t *pids, *again;
 	size_t n, m, i;
-	int r, fd, found = 0;
+	int found = 0, r = 0, fd;
 
-	if ((r = read_procs(dir, &pids, &n)) < 0)
-		return r;
-	for (i = 0; i < n; i++) {
-		fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
-		if (fd < 0)
+	if (read_ids(dir, "cgroup.procs", &pids, &n) < 0)
+		return 0;	/* removed already */
+	if (n > 0 && !sort && cg->hier[h].ops->kill_all(dir) == 0) {
+		free(pids);
+		return (int)n;
+	}
+	for (i = 0; i < n && r >= 0; i++) {
+		const char *to = NULL;
+
+		found++;
+		if ((fd = (int)syscall(SYS_pidfd_open, pids[i], 0)) < 0)
 			continue;
-		if (read_procs(dir, &again, &m) == 0) {
-			if (pid_in(again, m, pids[i]) &&
-			    syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0) == 0)
-				found++;
+		if (read_ids(dir, "cgroup.procs", &again, &m) == 0) {
+			if (pid_in(again, m, pids[i])) {
+				r = sort ? sort(pids[i], arg, &to) : CG_KILL;
+				if (r == CG_MOVE)
+					r = move_out(cg, h, dir, pids[i], fd, to);
+				else if (r == CG_KILL)
+					syscall(SYS_pidfd_send_signal, fd, SIGKILL, NULL, 0);
+			}
 			free(again);
 		}
 		close(fd);
 	}
 	free(pids);
-	return found;
+	return r < 0 && r != -ESRCH ? r : found;
 }
 
 int
-cg_vs_kill(struct cg_ctx *cg, const struct vs *vs)
+cg_vs_clear(struct cg_ctx *cg, const struct vs *vs, cg_sort_fn sort, void *arg)
 {
 	char dir[PATH_MAX];
-	int i, round, left, r;
+	int i, round, left, busy, r;
 
 	for (round = 0; round < 250; round++) {
 		left = 0;
 		for (i = 0; i < cg->nhier; i++) {
-			pid_t *pids;
-			size_t n;
-
 			if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0)
 				return r;
-			if (read_procs(dir, &pids, &n) < 0)
-				continue;
-			free(pids);
-			if (n == 0)
-				continue;
-			left += (int)n;
-			if (cg->hier[i].ops->kill_all(dir) < 0)
-				kill_by_pidfd(dir);
+			if ((r = clear_pass(cg, i, dir, sort, arg)) < 0)
+				return r;
+			left += r;
 		}
-		if (left == 0)
+		if (left > 0) {
+			sleep_ms(20);
+			continue;
+		}
+		/* Empty now; but a task may come in before the rmdir (the accept
+		 * gate re-binds threads at any time), and a killed one leaves
+		 * its cgroup a moment after it is reaped: then clear again. */
+		busy = 0;
+		for (i = cg->nhier - 1; i >= 0; i--) {
+			if (cg_vs_path(cg, i, vs->name, dir, sizeof(dir)) < 0)
+				continue;
+			if (cg->rmdir_hook)
+				cg->rmdir_hook(dir);
+			if (rmdir(dir) < 0 && errno != ENOENT) {
+				if (errno != EBUSY) {
+					log_warn("%s: rmdir %s", vs->name, dir);
+					return -errno;
+				}
+				busy = 1;
+			}
+		}
+		if (!busy)
 			return 0;
 		sleep_ms(20);
 	}
-	log_warnx("%s: processes still alive after SIGKILL", vs->name);
+	log_warnx("%s: processes still there after 5 s of SIGKILL", vs->name);
 	return -EBUSY;
 }
 

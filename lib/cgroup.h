@@ -169,13 +169,27 @@ int cg_async_finish(struct cg_ctx *cg);
 /* Queue a write of val to fd (an open file, closed once written). */
 int cg_async_write(struct cg_ctx *cg, int fd, const char *val, const char *name);
 int cg_vs_remove(struct cg_ctx *cg, const struct vs *vs);
-int cg_vs_kill(struct cg_ctx *cg, const struct vs *vs);
+/*
+ * Empty the VS and remove its directories. sort(pid, arg, &to) says what
+ * becomes of each process found in them: CG_KILL (SIGKILL), or CG_MOVE to the
+ * VS named *to (in each hierarchy where it is in this VS: v1 per thread),
+ * or a -errno that stops here. A NULL sort kills everything (cgroup.kill
+ * where there is one). Repeated until the kernel lets every directory go: a
+ * process may enter meanwhile (the accept gate re-binds threads at any
+ * time). 0, -EBUSY after 5 s, or -errno.
+ */
+enum { CG_KILL, CG_MOVE };
+typedef int (*cg_sort_fn)(pid_t pid, void *arg, const char **to);
+int cg_vs_clear(struct cg_ctx *cg, const struct vs *vs, cg_sort_fn sort, void *arg);
 /* Move a process (given as a pidfd) into the VS in every hierarchy. */
 int cg_vs_attach(struct cg_ctx *cg, const struct vs *vs, int pidfd);
 /* The name of the VS pid sits in (the primary hierarchy), or -ENOENT. */
 int cg_pid_vs(const struct cg_ctx *cg, pid_t pid, char *name, size_t len);
 /* pids in the VS (primary hierarchy); *pids is malloc'd. */
 int cg_vs_procs(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n);
+/* The same in every hierarchy, each pid once (a process may be in the VS in
+ * one hierarchy only: a thread the accept gate bound there). */
+int cg_vs_pids_all(const struct cg_ctx *cg, const struct vs *vs, pid_t **pids, size_t *n);
 
 struct cg_usage {
 	uint64_t cpu_usec;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "util.h"
 #include "usock.h"
 
 int
@@ -24,7 +25,14 @@ usock_listen(const char *path, gid_t group, int backlog)
 	strcpy(sun.sun_path, path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0)) < 0)
 		return -errno;
-	unlink(path);
+	/* Only ever a stale socket: a mistyped path must not cost a file. */
+	if ((r = unlink_socket(path)) < 0) {
+		if (r == -ENOTSOCK)
+			log_warnx("%s exists and is not a socket; not removing it", path);
+		else
+			log_warnx("cannot remove the stale socket %s: %s", path, strerror(-r));
+		goto fail;
+	}
 	old = umask(0177);	/* never a moment with a wider mode than 0600 */
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);

@@ -451,17 +451,63 @@ gate_exe_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/vsd-gate", LIBEXECDIR);
 }
 
+int
+unlink_socket(const char *path)
+{
+	struct stat st;
+
+	/* lstat: a symbolic link is not a socket, wherever it points */
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	if (!S_ISSOCK(st.st_mode))
+		return -ENOTSOCK;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int
+proc_stat(pid_t pid, pid_t *ppid, unsigned *flags)
+{
+	char path[64], buf[512], *p;
+	unsigned fl = 0;
+	int pp = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	/* after the command, which may hold spaces and parentheses: field 3
+	 * (state), 4 (ppid), 5-8, 9 (flags) */
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %d %*d %*d %*d %*d %u", &pp, &fl) != 2)
+		return -ESRCH;
+	if (ppid)
+		*ppid = pp;
+	if (flags)
+		*flags = fl;
+	return 0;
+}
+
 pid_t
 proc_parent(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
+	pid_t ppid;
 
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strrchr(buf, ')')) ||
-	    sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return ppid;
+	return proc_stat(pid, &ppid, NULL) == 0 ? ppid : 0;
+}
+
+int
+proc_uids(pid_t pid, uid_t uids[4])
+{
+	char path[64], buf[4096], *p;
+	unsigned u[4];
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (read_file(path, buf, sizeof(buf)) < 0 || !(p = strstr(buf, "\nUid:")) ||
+	    sscanf(p + 5, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4)
+		return -ESRCH;
+	for (i = 0; i < 4; i++)
+		uids[i] = (uid_t)u[i];
+	return 0;
 }
 
 char *

@@ -59,6 +59,16 @@ int write_file_atomic(const char *dir, const char *name, const char *data, size_
 int read_field_long(const char *path, const char *key, long *v);
 /* The parent of pid, from /proc/PID/stat; 0 if it is gone. */
 pid_t proc_parent(pid_t pid);
+/* Its parent and its flags (PF_*: PF_KTHREAD is 0x00200000); -ESRCH if gone. */
+int proc_stat(pid_t pid, pid_t *ppid, unsigned *flags);
+/* Its real, effective, saved and filesystem user IDs; -ESRCH if gone. */
+int proc_uids(pid_t pid, uid_t uids[4]);
+/*
+ * Remove a stale Unix socket file, and nothing else: 0 if path is gone (or
+ * was never there), -ENOTSOCK if something else is there (a regular file, a
+ * directory, a symbolic link), which stays; or -errno.
+ */
+int unlink_socket(const char *path);
 /* mkdir -p: path and every missing parent, with mode; existing ones are fine. */
 int mkdir_p(const char *path, unsigned mode);
 /*

@@ -67,6 +67,48 @@ expect "attach: pid '999999999' is out of range" attach www1 999999999
 expect "attach: pid 'abc' is not a whole number" attach www1 abc
 expect "attach: no pid given" attach www1
 expect "unknown command 'frobnicate'" frobnicate
+# processes vsd never moves into a VS (vsd would kill them with destroy --force)
+# Where this test fails (vsd moves init), init goes back where it was at once.
+init_cgroups=$(cat /proc/1/cgroup)
+init_moved=0
+restore_init() {
+	grep -q "/$VSD_ROOT/" /proc/1/cgroup || return 0
+	diag "init was moved into a VS of ours; putting it back"
+	init_moved=1
+	printf '%s\n' "$init_cgroups" | while IFS=: read -r _ ctl path; do
+		case $ctl in
+		"") mnt=/sys/fs/cgroup; [ "$(cg_layout)" = unified ] || mnt=/sys/fs/cgroup/unified ;;
+		name=*) continue ;;
+		*) mnt=/sys/fs/cgroup/${ctl%%,*} ;;
+		esac
+		grep -q ":$ctl:.*/$VSD_ROOT/" /proc/1/cgroup && echo 1 > "$mnt$path/cgroup.procs"
+	done
+}
+on_exit restore_init
+expect "attach: pid 1 is init; vsd leaves it where it is" attach www1 1
+restore_init
+expect "attach: pid $VSD_PID is vsd itself" attach www1 "$VSD_PID"
+kthread=$(awk '$1 == "PPid:" && $2 == 2 {print FILENAME; exit}' /proc/[0-9]*/status 2>/dev/null |
+	cut -d/ -f3)
+expect "attach: pid ${kthread:-2} is a kernel thread" attach www1 "${kthread:-2}"
+python3 -c 'import threading, time; threading.Thread(target=time.sleep, args=(60,)).start(); time.sleep(60)' &
+threaded=$!
+on_exit "kill $threaded"
+tid=
+for _ in $(seq 100); do
+	tid=$(ls "/proc/$threaded/task" 2>/dev/null | grep -vx "$threaded" | head -1)
+	[ -n "$tid" ] && break
+	sleep 0.05
+done
+expect "attach: $tid is a thread of process $threaded, not a process" attach www1 "$tid"
+sleep 60 &
+mine=$!
+on_exit "kill $mine"
+expect "attach: pid 1 is init" attach www1 "$mine" 1
+restore_init
+in_vs "$mine" www1 && fail "a refused attach moves none of its processes" ||
+	ok "a refused attach moves none of its processes"
+is "$init_moved" 0 "init was never moved into a VS"
 
 after=$(snapshot)
 if [ "$before" = "$after" ]; then
@@ -85,4 +127,23 @@ out=$(vsctl create www3 --cpu 1% --bogus --json 2>/dev/null)
 is "$(echo "$out" | json 'd["error"]')" "create: unknown option '--bogus'" "--json error from vsctl itself"
 check "destroy www1" vsctl destroy www1
 check "destroy www2" vsctl destroy www2
+
+# --socket naming something that is not a socket: vsd refuses to start and
+# the file stays (it used to be unlinked as a "stale socket").
+vsd_stop
+for kind in file link; do
+	victim=$VSD_TMP/precious
+	echo "keep me" > "$victim"
+	path=$victim
+	[ $kind = link ] && { path=$VSD_TMP/link; ln -sf "$victim" "$path"; }
+	# a vsd that wrongly starts serves until timeout stops it (status 124)
+	out=$(timeout 5 "$VSD" --foreground --socket "$path" --state-dir "$VSD_STATE" \
+		--cgroup-root "$VSD_ROOT" 2>&1)
+	rc=$?
+	[ $rc -ne 0 ] && [ $rc -ne 124 ] && ok "vsd --socket (a $kind) refuses to start" ||
+		{ fail "vsd --socket (a $kind) refuses to start (status $rc)"; diag "$out"; }
+	like "$out" "$path exists and is not a socket; not removing it" "and says why"
+	is "$(cat "$victim" 2>&1)" "keep me" "what the $kind names is left as it was"
+	[ $kind = file ] || { [ -L "$path" ] && ok "the link stays" || fail "the link stays"; }
+done
 done_testing

@@ -67,4 +67,55 @@ wait "$run_pid" 2>/dev/null
 printf 'vs grp1 cpu 5%%\n' >"$VSD_TMP/svc.rules"
 check "apply --prune stops the service" vsctl apply "$VSD_TMP/svc.rules" --prune
 vsctl destroy grp1 >/dev/null
+
+# --- a member acts only on its own processes (vsd(8), ACCESS)
+member() { setpriv --reuid=65534 --regid=65534 --groups="$gid" "$@"; }
+check "a member creates a VS" member "$VSCTL" create grp1 --cpu 5%
+sleep 1000 &
+rootp=$!
+on_exit "kill $rootp"
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 &
+userp=$!
+on_exit "kill $userp"
+out=$(member "$VSCTL" attach grp1 "$rootp" 2>&1)
+[ $? -ne 0 ] && ok "a member cannot attach root's process" || fail "a member cannot attach root's process"
+like "$out" "attach: process $rootp belongs to uid 0; uid 65534 may only act on its own processes" \
+	"and is told why"
+in_vs "$rootp" grp1 && fail "root's process stays where it was" || ok "root's process stays where it was"
+check "a member may attach its own process" member "$VSCTL" attach grp1 "$userp"
+in_vs "$userp" grp1 && ok "which is then in the VS" || fail "which is then in the VS"
+check "a member may run a command in a VS" member "$VSCTL" exec grp1 -- true
+check "root may attach root's process to the member's VS" vsctl attach grp1 "$rootp"
+out=$(member "$VSCTL" destroy grp1 --force 2>&1)
+[ $? -ne 0 ] && ok "a member cannot destroy --force a VS holding root's process" ||
+	fail "a member cannot destroy --force a VS holding root's process"
+like "$out" "destroy: process $rootp belongs to uid 0; uid 65534 may only act on its own processes" \
+	"and is told which process"
+kill -0 "$rootp" && kill -0 "$userp" && ok "nothing was killed" || fail "nothing was killed"
+check "the VS is still there" vsctl show grp1
+check "root moves its process to a VS of its own" sh -c "'$VSCTL' create rootvs --cpu 1% && '$VSCTL' attach rootvs $rootp"
+check "with only its own process left, the member may destroy --force" member "$VSCTL" destroy grp1 --force
+wait "$userp"
+is "$?" 137 "which killed the member's process"
+kill -0 "$rootp" && ok "and not root's" || fail "and not root's"
+
+# services run as root: only root starts or stops one
+out=$(member "$VSCTL" service stop anything 2>&1)
+like "$out" "service: only root may start or stop a service" "a member cannot stop a service"
+printf 'vs m1 cpu 1%%\nservice evil home m1 command "touch %s/evil"\n' "$VSD_TMP" > "$VSD_TMP/m.rules"
+chown 65534 "$VSD_TMP/m.rules"
+out=$(member "$VSCTL" apply "$VSD_TMP/m.rules" 2>&1)
+[ $? -ne 0 ] && ok "a member cannot apply a service line" || fail "a member cannot apply a service line"
+like "$out" "service lines need root" "and is told why"
+vsctl show m1 >/dev/null 2>&1 && fail "the refused apply changed nothing" || ok "the refused apply changed nothing"
+
+# every change is logged with the client's uid and pid
+log=$VSD_TMP/vsd.log
+grep -Eq "attach name=grp1 pid=$userp by uid 65534 \(pid [0-9]+\): done" "$log" &&
+	ok "vsd logs a member's attach with its uid and pid" || fail "vsd logs a member's attach"
+grep -Eq "destroy name=grp1 force=1 by uid 65534 \(pid [0-9]+\): refused: destroy: process $rootp" "$log" &&
+	ok "and a refused destroy, with why" || fail "and a refused destroy"
+grep -Eq "create name=rootvs cpu=1% by uid 0 \(pid [0-9]+\): done" "$log" &&
+	ok "and root's changes" || fail "and root's changes"
+vsctl destroy rootvs --force >/dev/null
 done_testing

@@ -458,6 +458,19 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		goto out;
 	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0)
 		goto out;
+	/* vsd runs a service's command as root: only root may declare or
+	 * stop one, not a member of vsd's group (vsd(8), ACCESS) */
+	if (owner != 0 && rs->nservices > 0) {
+		buf_printf(errs, "%s: service lines need root: vsd runs their commands as root\n",
+			   path);
+		r = -EPERM;
+		goto out;
+	}
+	if (owner != 0 && (flags & APPLY_PRUNE) && d->svcs.n > 0) {
+		buf_printf(errs, "--prune would stop the declared services, which only root may\n");
+		r = -EPERM;
+		goto out;
+	}
 	if (flags & APPLY_DRY_RUN) {
 		svc_plan(d, rs, flags & APPLY_PRUNE, &svc);
 		goto out;

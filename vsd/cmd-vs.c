@@ -10,6 +10,7 @@
 
 #include "drift.h"
 #include "gate-vs.h"
+#include "guard.h"
 #include "lib/log.h"
 #include "state.h"
 #include "vsd.h"
@@ -361,60 +362,183 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 	return reply_vs(d, vs, rep, "set");
 }
 
+/* What destroy does with the processes it finds (cg_vs_clear's sort). */
+struct clear_ctx {
+	struct vsd		*d;
+	const struct vs		*vs;
+	struct guard		 g;
+};
+
+/*
+ * A gated service's process serving the VS, not living in it (its home is
+ * another VS): it goes home, never killed for a requester's VS. Anything
+ * else is the VS's own and is killed. Only processes destroy checked first
+ * can be found here, and their children (same owner, same kinds).
+ */
+static int
+clear_sort(pid_t pid, void *arg, const char **to)
+{
+	struct clear_ctx *x = arg;
+	const struct guard_sup *s;
+
+	switch (guard_what(x->d, &x->g, pid, &s)) {
+	case GUARD_SUPERVISOR:
+	case GUARD_SERVICE:
+		if (strcmp(s->home, x->vs->name) == 0)
+			return CG_KILL;
+		*to = s->home;
+		return CG_MOVE;
+	case GUARD_VSD:
+	case GUARD_INIT:
+	case GUARD_KTHREAD:
+		return -EPERM;	/* came in after the check: stop */
+	default:
+		return CG_KILL;
+	}
+}
+
+/*
+ * Before anything changes: count the VS's own processes, and refuse if any
+ * is one vsd never kills, or (for a client other than root) not the
+ * client's, or a visiting service whose home is gone.
+ */
+static int
+destroy_check(struct clear_ctx *x, struct reply *rep, size_t *own)
+{
+	struct vsd *d = x->d;
+	const struct guard_sup *s;
+	pid_t *pids = NULL;
+	size_t n = 0, i;
+	struct vs *home;
+	int r = 0;
+
+	*own = 0;
+	if (x->vs->status != VS_OK || cg_vs_pids_all(&d->cg, x->vs, &pids, &n) < 0)
+		return 0;
+	for (i = 0; i < n && r == 0; i++) {
+		switch (guard_what(d, &x->g, pids[i], &s)) {
+		case GUARD_GONE:
+			break;
+		case GUARD_SUPERVISOR:
+		case GUARD_SERVICE:
+			if (strcmp(s->home, x->vs->name) == 0) {
+				(*own)++;
+				r = guard_owner(pids[i], rep->peer_uid, "destroy", rep);
+			} else if (!(home = reg_find(&d->reg, s->home)) || home->status != VS_OK) {
+				r = reply_err(rep, -EBUSY, "destroy: service %s (pid %d) serves VS %s "
+					      "and has no home VS to go back to", s->name,
+					      (int)pids[i], x->vs->name);
+			}
+			break;
+		case GUARD_NONE:
+			(*own)++;
+			r = guard_owner(pids[i], rep->peer_uid, "destroy", rep);
+			break;
+		default:
+			r = guard_check(d, &x->g, pids[i], 0, "destroy", rep);
+			break;
+		}
+	}
+	free(pids);
+	return r;
+}
+
 int
 cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep)
 {
-	pid_t *pids;
+	struct clear_ctx x = { .d = d };
 	size_t n = 0;
 	struct vs *vs;
 	int r;
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
-	if (vs->status == VS_OK && cg_vs_procs(&d->cg, vs, &pids, &n) == 0)
-		free(pids);
-	if (n > 0 && !req_flag(req, "force"))
-		return reply_err(rep, -EBUSY, "destroy: VS '%s' has %zu process%s; --force kills them",
-				 vs->name, n, n == 1 ? "" : "es");
-	if (n > 0 && (r = cg_vs_kill(&d->cg, vs)) < 0)
-		return reply_err(rep, r, "destroy: %s: cannot kill its processes", vs->name);
-	if ((r = cg_vs_remove(&d->cg, vs)) < 0)
-		return reply_err(rep, r, "destroy: %s: cannot remove its cgroups: %s", vs->name, strerror(-r));
-	/* After the cgroups: a VS that cannot go keeps its gate. */
+	x.vs = vs;
+	if ((r = guard_load(d, &x.g)) < 0)
+		return reply_err(rep, r, "destroy: cannot find the gated services: %s", strerror(-r));
+	if ((r = destroy_check(&x, rep, &n)) < 0)
+		goto out;
+	if (n > 0 && !req_flag(req, "force")) {
+		r = reply_err(rep, -EBUSY, "destroy: VS '%s' has %zu process%s; --force kills them",
+			      vs->name, n, n == 1 ? "" : "es");
+		goto out;
+	}
+	/* Services serving the VS go home; the rest is killed; then the
+	 * cgroups go (a VS that cannot go keeps its gate). */
+	if ((r = cg_vs_clear(&d->cg, vs, clear_sort, &x)) < 0) {
+		reply_err(rep, r, "destroy: %s: cannot empty and remove its cgroups: %s", vs->name,
+			  strerror(-r));
+		goto out;
+	}
 	if ((r = gate_vs_detach(d, vs)) < 0)
 		log_warnx("destroy: %s: socket gate pins left under %s: %s", vs->name,
 			  gate_socket_pindir(d->gate), strerror(-r));
 	log_info("destroyed VS %s", vs->name);
 	reg_remove(&d->reg, vs);
 	if ((r = state_save(d->state_dir, &d->reg)) < 0)
-		return reply_err(rep, r, "destroy: cgroups removed, but the state was not saved: %s",
-				 strerror(-r));
-	return 0;
+		reply_err(rep, r, "destroy: cgroups removed, but the state was not saved: %s",
+			  strerror(-r));
+out:
+	guard_free(&x.g);
+	return r;
+}
+
+/*
+ * A pid from a request, pinned by a pidfd; a thread's id is refused (attach
+ * moves processes), with the process named. -errno after reply_err.
+ */
+static int
+open_process(const char *v, pid_t *pid, struct reply *rep)
+{
+	const char *why;
+	char path[64];
+	uint64_t n;
+	long tgid;
+	int fd, r;
+
+	if ((r = parse_u64(v, 1, 4194304, &n, &why)) < 0)
+		return reply_err(rep, r, "attach: pid '%.32s' %s", v, why);
+	*pid = (pid_t)n;
+	if ((fd = (int)syscall(SYS_pidfd_open, *pid, 0)) >= 0)
+		return fd;
+	r = -errno;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)*pid);
+	/* a thread: EINVAL before Linux 6.9, ENOENT since (without PIDFD_THREAD) */
+	if (read_field_long(path, "Tgid", &tgid) == 0 && tgid != *pid)
+		return reply_err(rep, -EINVAL, "attach: %d is a thread of process %ld, not a "
+				 "process", (int)*pid, tgid);
+	return reply_err(rep, r, "attach: no process %d", (int)*pid);
 }
 
 int
 cmd_attach(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	int fds[PROTO_ARGS_MAX], nfd = 0, i, r = 0;
-	const char *v, *why;
+	pid_t pids[PROTO_ARGS_MAX], now;
+	struct guard g = { 0 };
+	const char *v;
 	struct vs *vs;
-	uint64_t pid;
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
 	if (vs->status != VS_OK)
 		return reply_err(rep, -ENOENT, "attach: the cgroups of VS '%s' are missing", vs->name);
-	/* Pin every process with a pidfd first, so a bad pid changes nothing. */
+	if ((r = guard_load(d, &g)) < 0)
+		return reply_err(rep, r, "attach: cannot find the gated services: %s", strerror(-r));
+	/* Pin and check every process first, so a bad one changes nothing. The
+	 * pidfd, still alive after the check, says the check saw that process. */
 	for (i = 0; (v = req_get_nth(req, "pid", i)); i++) {
-		if ((r = parse_u64(v, 1, 4194304, &pid, &why)) < 0) {
-			reply_err(rep, r, "attach: pid '%.32s' %s", v, why);
-			goto out;
-		}
-		if ((fds[nfd] = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0)) < 0) {
-			r = reply_err(rep, -errno, "attach: no process %" PRIu64, pid);
+		if ((fds[nfd] = open_process(v, &pids[nfd], rep)) < 0) {
+			r = fds[nfd];
 			goto out;
 		}
 		nfd++;
+		if ((r = guard_check(d, &g, pids[nfd - 1], rep->peer_uid, "attach", rep)) < 0)
+			goto out;
+		if (pidfd_pid(fds[nfd - 1], &now) < 0) {
+			r = reply_err(rep, -ESRCH, "attach: no process %d", (int)pids[nfd - 1]);
+			goto out;
+		}
 	}
 	if (nfd == 0) {
 		r = reply_err(rep, -EINVAL, "attach: no pid given");
@@ -422,20 +546,23 @@ cmd_attach(struct vsd *d, const struct request *req, struct reply *rep)
 	}
 	for (i = 0; i < nfd; i++) {
 		if ((r = cg_vs_attach(&d->cg, vs, fds[i])) < 0) {
-			reply_err(rep, r, "attach: %s: process %s: %s", vs->name,
-				  req_get_nth(req, "pid", i), strerror(-r));
+			reply_err(rep, r, "attach: %s: process %d: %s", vs->name, (int)pids[i],
+				  strerror(-r));
 			goto out;
 		}
+		log_info("attached process %d to VS %s", (int)pids[i], vs->name);
 	}
 out:
 	for (i = 0; i < nfd; i++)
 		close(fds[i]);
+	guard_free(&g);
 	return r;
 }
 
 int
 cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep)
 {
+	struct guard g;
 	struct vs *vs;
 	pid_t pid;
 	int r;
@@ -447,7 +574,15 @@ cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep)
 	/* The client passes a pidfd of itself; it may move only itself this way. */
 	if (req->fd < 0 || pidfd_pid(req->fd, &pid) < 0 || pid != rep->peer_pid)
 		return reply_err(rep, -EPERM, "exec: the request did not carry the caller's pidfd");
+	/* ...and only if it is a process anyone may move (not a gated service's) */
+	if ((r = guard_load(d, &g)) < 0)
+		return reply_err(rep, r, "exec: cannot find the gated services: %s", strerror(-r));
+	r = guard_check(d, &g, pid, rep->peer_uid, "exec", rep);
+	guard_free(&g);
+	if (r < 0)
+		return r;
 	if ((r = cg_vs_attach(&d->cg, vs, req->fd)) < 0)
 		return reply_err(rep, r, "exec: %s: %s", vs->name, strerror(-r));
+	log_info("moved process %d into VS %s to run a command there", (int)pid, vs->name);
 	return 0;
 }

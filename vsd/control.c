@@ -20,28 +20,49 @@
 /*
  * What each command takes: the keys (every other key is refused, so a typo or
  * a client newer than vsd is told, not ignored), those that may repeat, and
- * the word messages use (the vsctl command a user typed).
+ * the word messages use (the vsctl command a user typed). change: the
+ * command may change something; vsd logs who asked, and how it went.
  */
 #define LIMIT_KEYS	"name cpu cpu-max mem pids tos dscp mark priority json"
 static const struct {
 	const char *name;
 	cmd_fn fn;
 	const char *keys, *repeat, *shown;
+	int change;
 } cmds[] = {
-	{ "create", cmd_create, LIMIT_KEYS, "", NULL },
-	{ "set", cmd_set, LIMIT_KEYS, "", NULL },
-	{ "destroy", cmd_destroy, "name force json", "", NULL },
-	{ "list", cmd_list, "json", "", NULL },
-	{ "show", cmd_show, "name json", "", NULL },
-	{ "attach", cmd_attach, "name pid json", "pid", NULL },
-	{ "exec-self", cmd_exec_self, "name json", "", "exec" },
-	{ "conns", cmd_conns, "name json", "", NULL },
-	{ "gatetable", cmd_gatetable, "json", "", NULL },
-	{ "gaterules", cmd_gaterules, "json", "", NULL },
-	{ "apply", cmd_apply, "path prune dry-run json", "", NULL },
-	{ "reload", cmd_reload, "prune dry-run json", "", NULL },
-	{ "service", cmd_service, "action name json", "", NULL },
+	{ "create", cmd_create, LIMIT_KEYS, "", NULL, 1 },
+	{ "set", cmd_set, LIMIT_KEYS, "", NULL, 1 },
+	{ "destroy", cmd_destroy, "name force json", "", NULL, 1 },
+	{ "list", cmd_list, "json", "", NULL, 0 },
+	{ "show", cmd_show, "name json", "", NULL, 0 },
+	{ "attach", cmd_attach, "name pid json", "pid", NULL, 1 },
+	{ "exec-self", cmd_exec_self, "name json", "", "exec", 1 },
+	{ "conns", cmd_conns, "name json", "", NULL, 0 },
+	{ "gatetable", cmd_gatetable, "json", "", NULL, 0 },
+	{ "gaterules", cmd_gaterules, "json", "", NULL, 0 },
+	{ "apply", cmd_apply, "path prune dry-run json", "", NULL, 1 },
+	{ "reload", cmd_reload, "prune dry-run json", "", NULL, 1 },
+	{ "service", cmd_service, "action name json", "", NULL, 1 },
 };
+
+/* "destroy name=www1 force=1 by uid 1000 (pid 4242): done" (or why not) */
+static void
+log_change(const struct request *req, const struct ucred *cr, int r, const struct reply *rep)
+{
+	struct buf b = { 0 };
+	int i;
+
+	buf_printf(&b, "%s", rep->cmd ? rep->cmd : req->argv[0]);
+	for (i = 1; i < req->argc && b.len < 400; i++)
+		if (strcmp(req->argv[i], "json=1") != 0)
+			buf_printf(&b, " %.100s", req->argv[i]);
+	if (r < 0)
+		log_info("%s by uid %u (pid %d): refused: %.200s", b.p, (unsigned)cr->uid,
+			 (int)cr->pid, rep->err[0] ? rep->err : strerror(-r));
+	else
+		log_info("%s by uid %u (pid %d): done", b.p, (unsigned)cr->uid, (int)cr->pid);
+	buf_free(&b);
+}
 
 int
 reply_err(struct reply *rep, int r, const char *fmt, ...)
@@ -122,6 +143,9 @@ control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct b
 			reply_err(&rep, r, "%s: %s", rep.cmd, why);
 		else
 			r = cmds[i].fn(d, req, &rep);
+		/* a dry run changes nothing */
+		if (cmds[i].change && !req_flag(req, "dry-run"))
+			log_change(req, cr, r, &rep);
 		break;
 	}
 	if (i == ARRAY_SIZE(cmds))

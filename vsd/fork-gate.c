@@ -30,6 +30,7 @@
 #include "lib/log.h"
 #include "rules/rules.h"
 #include "fork-gate.h"
+#include "guard.h"
 #include "vsd.h"
 
 static int fork_fd = -1;
@@ -126,6 +127,7 @@ on_fork(struct vsd *d, pid_t child, pid_t parent)
 	struct rules_decision dec;
 	const char *to;
 	struct vs *vs;
+	uid_t other;
 	int fd, r;
 
 	if ((fd = pidfd_open(child, 0)) < 0)
@@ -137,6 +139,9 @@ on_fork(struct vsd *d, pid_t child, pid_t parent)
 		goto out;
 	to = d->rules->vs[dec.vs].name;
 	if (strcmp(to, from) == 0 || !(vs = reg_find(&d->reg, to)) || vs->status != VS_OK)
+		goto out;
+	/* rules a member of vsd's group applied move only that user's processes */
+	if (guard_owns(child, d->rules_owner, &other) != 1)
 		goto out;
 	if ((r = cg_vs_attach(&d->cg, vs, fd)) < 0 && r != -ESRCH)
 		log_warnx("fork gate: cannot move process %d from %s to %s: %s", (int)child, from,

@@ -23,7 +23,7 @@ vsd_vsd_SOURCES = \
 	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c \
-	vsd/services.c vsd/services.h \
+	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \

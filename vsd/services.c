@@ -42,8 +42,8 @@
 #define STOP_WAIT_MS		15000
 
 /* <dir of the control socket>/gates[/NAME.sock] */
-static int
-status_path(const struct vsd *d, const char *name, char *buf, size_t len)
+int
+svc_status_path(const struct vsd *d, const char *name, char *buf, size_t len)
 {
 	const char *slash = strrchr(d->socket_path, '/');
 	int n = slash ? (int)(slash - d->socket_path) : 1;
@@ -53,28 +53,38 @@ status_path(const struct vsd *d, const char *name, char *buf, size_t len)
 	return path_fmt(buf, len, "%.*s/gates/%s.sock", n, slash ? d->socket_path : ".", name);
 }
 
-/*
- * One request to a supervisor's status socket; its JSON reply in out.
- * 0, or -errno (-ECONNREFUSED/-ENOENT: nobody answers there).
- */
-static int
-ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
+int
+svc_status_connect(const struct vsd *d, const char *name)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct timeval tv = { 2, 0 };
-	char path[PATH_MAX], chunk[4096];
-	ssize_t n = 0;
-	int fd, r = 0;
+	char path[PATH_MAX];
+	int fd, r;
 
-	if (status_path(d, name, path, sizeof(path)) < 0 || strlen(path) >= sizeof(sun.sun_path))
+	if (svc_status_path(d, name, path, sizeof(path)) < 0 ||
+	    strlen(path) >= sizeof(sun.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sun.sun_path, path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -errno;
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0 ||
-	    dprintf(fd, "%s\n", cmd) < 0) {
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int
+svc_status_request(int fd, const char *cmd, struct buf *out)
+{
+	char chunk[4096];
+	ssize_t n = 0;
+	int r = 0;
+
+	if (dprintf(fd, "%s\n", cmd) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -90,9 +100,20 @@ ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
 	return r;
 }
 
-/* A number after "key": in the supervisor's own JSON (status.c), -1 if none. */
-static long long
-json_num(const char *js, const char *key)
+/*
+ * One request to a supervisor's status socket; its JSON reply in out.
+ * 0, or -errno (-ECONNREFUSED/-ENOENT: nobody answers there).
+ */
+static int
+ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
+{
+	int fd = svc_status_connect(d, name);
+
+	return fd < 0 ? fd : svc_status_request(fd, cmd, out);
+}
+
+long long
+svc_json_num(const char *js, const char *key)
 {
 	char pat[64];
 	const char *p;
@@ -301,8 +322,8 @@ spawn(struct vsd *d, struct svc *s)
 	pid_t pid;
 
 	gate_exe_path(exe, sizeof(exe));
-	if ((r = status_path(d, NULL, dir, sizeof(dir))) < 0 ||
-	    (r = status_path(d, s->name, status, sizeof(status))) < 0 ||
+	if ((r = svc_status_path(d, NULL, dir, sizeof(dir))) < 0 ||
+	    (r = svc_status_path(d, s->name, status, sizeof(status))) < 0 ||
 	    (r = unit_name(d, s, unit, sizeof(unit))) < 0)
 		return r;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -392,14 +413,14 @@ adopt(struct vsd *d, struct svc *s)
 
 	if (ask(d, s->name, "status", &a) < 0 || !a.p)
 		goto out;
-	spid = json_num(a.p, "supervisor");
+	spid = svc_json_num(a.p, "supervisor");
 	if (!strstr(a.p, "\"managed\": true") || spid <= 0) {
 		r = -EEXIST;	/* started by hand */
 		goto out;
 	}
 	if ((fd = pidfd_open((pid_t)spid, 0)) < 0)
 		goto out;
-	if (ask(d, s->name, "status", &b) < 0 || (spid2 = json_num(b.p, "supervisor")) != spid) {
+	if (ask(d, s->name, "status", &b) < 0 || (spid2 = svc_json_num(b.p, "supervisor")) != spid) {
 		close(fd);
 		goto out;
 	}
@@ -844,6 +865,9 @@ cmd_service(struct vsd *d, const struct request *req, struct reply *rep)
 
 	if (!action || !name)
 		return reply_err(rep, -EINVAL, "usage: service start|stop|restart NAME");
+	if (rep->peer_uid != 0)
+		return reply_err(rep, -EPERM, "service: only root may start or stop a service "
+				 "(its processes run as root)");
 	if (!(s = svc_find(d, name)))
 		return reply_err(rep, -ENOENT, "no declared service '%s' (a rule file's "
 				 "service line; services started with vsctl run are stopped "

@@ -99,6 +99,18 @@ int svc_timeout_ms(struct vsd *d);	/* -1: none */
 void svc_tick(struct vsd *d);
 void svc_free(struct vsd *d);
 
+/*
+ * Supervisors' status sockets, <dir of the control socket>/gates[/NAME.sock]
+ * (NULL name: the directory). svc_status_connect returns a connected
+ * descriptor (2 s timeouts) or -errno; svc_status_request sends one request
+ * line on it, reads the reply into out (NULL: none wanted) and closes it.
+ */
+int svc_status_path(const struct vsd *d, const char *name, char *buf, size_t len);
+int svc_status_connect(const struct vsd *d, const char *name);
+int svc_status_request(int fd, const char *cmd, struct buf *out);
+/* The number after "key" in a supervisor's status JSON (status.c), -1 if none. */
+long long svc_json_num(const char *js, const char *key);
+
 /* "service start|stop|restart NAME" */
 int cmd_service(struct vsd *d, const struct request *req, struct reply *rep);
 

@@ -333,7 +333,7 @@ open_socket_gate(struct vsd *d, const char *root)
 		return;
 	}
 	if ((r = gate_socket_open(root, &d->gate, &adopted)) < 0) {
-		unlink(d->socket_path);
+		unlink_socket(d->socket_path);
 		fatalx("cannot set up the socket gate: %s (see above)", strerror(-r));
 	}
 	log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
@@ -348,7 +348,7 @@ apply_rules_at_start(struct vsd *d, const char *path, const char *given)
 
 	if (rules_apply_file(d, path, geteuid(), 0, 0, &out, &errs) < 0) {
 		fputs(errs.p ? errs.p : "", stderr);
-		unlink(d->socket_path);
+		unlink_socket(d->socket_path);
 		release_empty(d);
 		fatalx("--rules %s: refused, nothing changed", given);
 	}
@@ -398,7 +398,7 @@ start_up(struct vsd *d, const struct options *o)
 	/* After the socket and the gate: a vsd that cannot serve makes no scope. */
 	place_tree(d, o->root);
 	if ((r = cg_prepare(&d->cg)) < 0) {
-		unlink(d->socket_path);
+		unlink_socket(d->socket_path);
 		release_empty(d);
 		fatalx("cannot prepare the cgroup tree: %s", strerror(-r));
 	}
@@ -455,7 +455,7 @@ main(int argc, char **argv)
 	sd_notifyf("STOPPING=1");
 	ctl_close_all(&d);
 	close(lfd);
-	unlink(d.socket_path);
+	unlink_socket(d.socket_path);
 	if (d.reg.n == 0)
 		release_empty(&d);
 	else

@@ -336,7 +336,10 @@ loop_setup(struct supervisor *sv)
 	    (sv->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) < 0)
 		fatal("signalfd/timerfd");
 	prctl(PR_SET_CHILD_SUBREAPER, 1);	/* a prefork master's workers stay ours */
-	sv->stfd = sv->o.status ? status_open(sv->o.status, sv->o.status_group) : -1;
+	/* vsd finds supervisors by their status sockets (it must never kill a
+	 * gated service's process for a VS it serves): without one, no start */
+	if (sv->o.status && (sv->stfd = status_open(sv->o.status, sv->o.status_group)) < 0)
+		fatalx("--status %s: cannot open the status socket", sv->o.status);
 	sv->period = 100;
 	arm_timer(sv->tfd, sv->period);
 }
@@ -665,6 +668,6 @@ main(int argc, char **argv)
 	free(sv.ls);
 	free(sv.pfd);
 	if (sv.o.status)
-		unlink(sv.o.status);
+		unlink_socket(sv.o.status);
 	return exit_code(sv.last_status);
 }

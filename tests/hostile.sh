@@ -63,6 +63,50 @@ print(reply[8:8 + n].decode(errors="replace").strip(), file=sys.stderr)
 sys.exit(min(st, 255))
 PY
 }
+# stall N CMD...: run CMD (a program, not a shell function) while N clients
+# hold connections to vsd open, each having sent half a request header; CMD
+# must finish within 5 s.
+stall() {
+	local n=$1 p rc
+	shift
+	python3 - "$VSD_SOCKET" "$n" <<'PY' &
+import socket, sys, time
+held = []
+for _ in range(int(sys.argv[2])):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    s.send(b"\x05\x00")
+    held.append(s)
+time.sleep(10)
+PY
+	p=$!
+	sleep 0.5
+	timeout 5 "$@"
+	rc=$?
+	kill "$p" 2>/dev/null
+	wait "$p" 2>/dev/null
+	return $rc
+}
+
+# A row that moves init (attach www1 1, where vsd lets it) must not leave
+# it in a VS: put it back in every hierarchy at once, and fail the row.
+init_cgroups=$(cat /proc/1/cgroup)
+init_home() {
+	local ctl path mnt
+	[ "$(cat /proc/1/cgroup)" = "$init_cgroups" ] && return 0
+	while IFS=: read -r _ ctl path; do
+		if [ -z "$ctl" ]; then
+			mnt=/sys/fs/cgroup/unified
+			[ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] && mnt=/sys/fs/cgroup
+		elif [ -d "/sys/fs/cgroup/$ctl" ]; then
+			mnt=/sys/fs/cgroup/$ctl
+		else
+			continue
+		fi
+		echo 1 >"$mnt$path/cgroup.procs"
+	done <<<"$init_cgroups"
+	return 1
+}
 
 # --- the vsd under attack -----------------------------------------------------
 vsd_start || { fail "vsd starts"; done_testing; }
@@ -110,6 +154,7 @@ while IFS=$'\t' read -r want pat cmd; do
 	[ -z "$why" ] && ! printf '%s' "$err" | grep -Eq -- "$pat" && why="error does not match /$pat/"
 	[ -z "$why" ] && printf '%s' "$err" | grep -Eq 'Sanitizer|runtime error|Segmentation|core dumped' &&
 		why="a crash or sanitizer report"
+	init_home || why="${why:-init was moved (and is back)}"
 	if [ -z "$why" ] && ! kill -0 "$VSD_PID" 2>/dev/null; then
 		why="vsd died"
 	elif [ -z "$why" ] && ! timeout 10 "$VSCTL" list >/dev/null 2>&1; then

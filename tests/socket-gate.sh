@@ -181,6 +181,10 @@ acc() {
 	i=0
 	while ! grep -q listening "$TMP/acc" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 	(in_cg "$3" "$B/net-probe" tcp "$2" "$(sed -n 's/^listening //p' "$TMP/acc")") >/dev/null 2>&1
+	# bounded: a client that never arrives fails the check, not the suite
+	i=0
+	while kill -0 $accpid 2>/dev/null && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	kill $accpid 2>/dev/null
 	wait $accpid
 	grep -v listening "$TMP/acc"
 }

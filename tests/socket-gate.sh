@@ -176,10 +176,13 @@ check_not "passive entries gone after the server closed first" "dir=passive loca
 # socket's (getpeername, getsockname, ACTIVE) finds the connecting VS.
 # acc LISTEN-ADDR CONNECT-ADDR CGDIR|-: prints what the lookup found.
 acc() {
+	# a fresh file: the last call's "listening PORT" must not be read as
+	# this one's (the client went to a closed port and the helper waited)
+	rm -f "$TMP/acc"
 	"$B/socket-gate-ctl" "$ROOT" accept "$1" > "$TMP/acc" 2>&1 &
 	accpid=$!
 	i=0
-	while ! grep -q listening "$TMP/acc" && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+	while ! grep -q listening "$TMP/acc" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 	(in_cg "$3" "$B/net-probe" tcp "$2" "$(sed -n 's/^listening //p' "$TMP/acc")") >/dev/null 2>&1
 	# bounded: a client that never arrives fails the check, not the suite
 	i=0

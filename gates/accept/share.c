@@ -50,6 +50,7 @@
 
 #include "gate.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 #define GATE_WINDOW_MS		200	/* tau; benchmarks/results/experiment-gate-window.md */
 #define GATE_SAMPLE_MIN_NS	2000000	/* below 2 ms a counter delta is mostly noise */
@@ -79,10 +80,7 @@ share_window_ms(void)
 uint64_t
 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return mono_ns();
 }
 
 static int

@@ -55,7 +55,9 @@ is "$(vsctl list --json | json "[len(v['drift']) for v in d]")" "[4, 0]" "vsctl 
 # logged when seen, none twice
 is "$(grep -c "VS www1: .*pids.max is '7', vsd set '50': changed behind vsd's back" "$VSD_TMP/vsd.log")" 1 \
 	"vsd logs it once, for many looks"
-like "$(grep "changed behind" "$VSD_TMP/vsd.log" | tail -1)" "^vsd: show: VS www1: " "when a client looks (show)"
+# (vsd's background sweep may log it too, before or after)
+grep -q "^vsd: show: VS www1: .*changed behind" "$VSD_TMP/vsd.log" &&
+	ok "when a client looks (show)" || fail "when a client looks (show)"
 like "$(vsctl show www1 --json | json "d['cpu']")" "^10$" "the configured share is still 10%"
 
 # vsctl set writes every limit again, not only the one it changes
@@ -74,6 +76,7 @@ E
 chmod 0644 "$R/same.rules"
 out=$(vsctl apply "$R/same.rules")
 like "$out" "0 updated, 0 destroyed, 2 unchanged" "apply: nothing to do without drift"
+n0=$(wc -l <"$VSD_TMP/vsd.log")
 for f in $FILES; do
 	IFS=: read -r kind name new <<<"$f"
 	echo "${new/@/ }" >"$(file_of "$kind" "$name")"
@@ -85,7 +88,8 @@ done
 sweep_saw() {
 	for f in $FILES; do
 		IFS=: read -r kind name new <<<"$f"
-		grep -q "^vsd: sweep: VS www1: [a-z0-9]*/$name is" "$VSD_TMP/vsd.log" || return 1
+		tail -n +"$((n0 + 1))" "$VSD_TMP/vsd.log" |
+			grep -q "^vsd: sweep: VS www1: [a-z0-9]*/$name is" || return 1
 	done
 }
 wait_until sweep_saw && ok "vsd's sweep finds the drift by itself" ||

@@ -5,7 +5,7 @@
  * looks (show, list), by set, and in the background (drift_sweep: every VS
  * within DRIFT_SWEEP_S seconds); set writes every limit of a drifted VS
  * again, apply those of the VSs found drifted by the last check. apply does
- * not read every VS's files itself: at 10,000 VSs that took 420 ms, and a
+ * not read every VS's files itself: at 10,000 VSs that took 0.4-0.6 s, and a
  * one-line change must apply in under 200 ms.
  */
 #ifndef VSD_DRIFT_H

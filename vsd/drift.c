@@ -130,12 +130,12 @@ drift_sweep(struct vsd *d)
 	k = n / DRIFT_SWEEP_S + 1;
 	if (k < DRIFT_SLICE_MIN)
 		k = DRIFT_SLICE_MIN;
-	for (; k > 0 && n > 0; k--) {
+	if (k > n)		/* fewer VSs than a slice: each once */
+		k = n;
+	for (; k > 0; k--) {
 		if (d->drift_next >= n)
 			d->drift_next = 0;
 		drift_check(d, d->reg.v[d->drift_next++], &dr, "sweep");
-		if (k > n)	/* fewer VSs than a slice: each once */
-			k = n;
 	}
 }
 

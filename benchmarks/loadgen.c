@@ -47,10 +47,18 @@ struct hist {
 	uint32_t b[HIST_N];
 };
 
+struct reqtab {
+	char *buf[MAX_PATHS + 1];	/* [0] is the ad request */
+	size_t len[MAX_PATHS + 1];
+	int nstatic;
+};
+
 struct site {
 	char name[32];
 	struct sockaddr_in addr;
 	int conns;
+	const char *host;		/* its Host header; NULL: --host's */
+	struct reqtab rt;		/* its requests, with that header */
 	uint64_t requests, errors, ad_requests;
 	struct hist all, ad;
 };
@@ -72,15 +80,8 @@ struct conn {
 	char hdr[HDR_MAX];
 };
 
-struct reqtab {
-	char *buf[MAX_PATHS + 1];	/* [0] is the ad request */
-	size_t len[MAX_PATHS + 1];
-	int nstatic;
-};
-
 static struct site sites[MAX_SITES];
 static int nsites;
-static struct reqtab rt;
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static int64_t t_measure, t_end;
 static volatile sig_atomic_t interrupted;
@@ -152,6 +153,8 @@ usage(FILE *f)
 	    "  --ad-path PATH     the ad request's path (default /ad)\n"
 	    "  --paths FILE       static paths, one a line (default: /index.html)\n"
 	    "  --host NAME        Host header (default localhost)\n"
+	    "  --site-host SITE=NAME  site SITE's own Host header (name-based\n"
+	    "                     virtual hosts on one address and port)\n"
 	    "  --json             one JSON object instead of CSV lines\n"
 	    "  --header           print the CSV header line first\n");
 }
@@ -202,8 +205,24 @@ parse_site(const char *arg)
 	return 0;
 }
 
+/* --site-host SITE=NAME, after SITE's --site. */
 static int
-add_request(int slot, const char *path, const char *host)
+parse_site_host(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+
+	for (int i = 0; eq != NULL && i < nsites; i++)
+		if (strlen(sites[i].name) == (size_t)(eq - arg) &&
+		    !strncmp(sites[i].name, arg, (size_t)(eq - arg)) && eq[1] != '\0') {
+			sites[i].host = eq + 1;
+			return 0;
+		}
+	fprintf(stderr, "loadgen: --site-host %s: want SITE=NAME for a SITE given with --site before it\n", arg);
+	return -EINVAL;
+}
+
+static int
+add_request(struct reqtab *rt, int slot, const char *path, const char *host)
 {
 	char *r;
 	int n;
@@ -212,19 +231,19 @@ add_request(int slot, const char *path, const char *host)
 	    path, host);
 	if (n < 0)
 		return -ENOMEM;
-	rt.buf[slot] = r;
-	rt.len[slot] = (size_t)n;
+	rt->buf[slot] = r;
+	rt->len[slot] = (size_t)n;
 	return 0;
 }
 
 static int
-load_paths(const char *file, const char *host)
+load_paths(struct reqtab *rt, const char *file, const char *host)
 {
 	char line[1024];
 	FILE *f;
 
 	if (file == NULL)
-		return add_request(++rt.nstatic, "/index.html", host);
+		return add_request(rt, ++rt->nstatic, "/index.html", host);
 	if ((f = fopen(file, "re")) == NULL) {
 		fprintf(stderr, "loadgen: --paths %s: %s\n", file, strerror(errno));
 		return -errno;
@@ -239,18 +258,18 @@ load_paths(const char *file, const char *host)
 			fclose(f);
 			return -EINVAL;
 		}
-		if (rt.nstatic == MAX_PATHS) {
+		if (rt->nstatic == MAX_PATHS) {
 			fprintf(stderr, "loadgen: --paths %s: more than %d paths\n", file, MAX_PATHS);
 			fclose(f);
 			return -E2BIG;
 		}
-		if (add_request(++rt.nstatic, line, host) < 0) {
+		if (add_request(rt, ++rt->nstatic, line, host) < 0) {
 			fclose(f);
 			return -ENOMEM;
 		}
 	}
 	fclose(f);
-	if (rt.nstatic == 0) {
+	if (rt->nstatic == 0) {
 		fprintf(stderr, "loadgen: --paths %s: no paths in it\n", file);
 		return -EINVAL;
 	}
@@ -308,12 +327,13 @@ conn_write(struct conn *c, int64_t now)
 static void
 conn_next(struct conn *c, int64_t now)
 {
+	const struct reqtab *rt = &c->site->rt;
 	int slot;
 
-	c->is_ad = rt.nstatic == 0 || rnd() % 100 < ad_pct;
-	slot = c->is_ad ? 0 : 1 + (int)(rnd() % (uint64_t)rt.nstatic);
-	c->req = rt.buf[slot];
-	c->req_len = rt.len[slot];
+	c->is_ad = rt->nstatic == 0 || rnd() % 100 < ad_pct;
+	slot = c->is_ad ? 0 : 1 + (int)(rnd() % (uint64_t)rt->nstatic);
+	c->req = rt->buf[slot];
+	c->req_len = rt->len[slot];
 	c->req_off = 0;
 	c->hlen = 0;
 	c->close_after = 0;
@@ -653,7 +673,7 @@ main(int argc, char **argv)
 		}
 		if (val == NULL || (strcmp(o, "--site") && strcmp(o, "--duration") &&
 		    strcmp(o, "--warmup") && strcmp(o, "--ad-pct") && strcmp(o, "--paths") &&
-		    strcmp(o, "--ad-path") && strcmp(o, "--host"))) {
+		    strcmp(o, "--ad-path") && strcmp(o, "--host") && strcmp(o, "--site-host"))) {
 			fprintf(stderr, val ? "loadgen: unknown option %s\n" :
 			    "loadgen: %s needs a value (or is unknown)\n", o);
 			usage(stderr);
@@ -669,6 +689,9 @@ main(int argc, char **argv)
 			ad_path = val;
 		} else if (!strcmp(o, "--host")) {
 			host = val;
+		} else if (!strcmp(o, "--site-host")) {
+			if (parse_site_host(val) < 0)
+				return 2;
 		} else {
 			uint64_t max = !strcmp(o, "--ad-pct") ? 100 : 86400;
 
@@ -694,10 +717,19 @@ main(int argc, char **argv)
 		fprintf(stderr, "loadgen: --ad-path %s: want an absolute path without spaces\n", ad_path);
 		return 2;
 	}
-	if (add_request(0, ad_path, host) < 0 || load_paths(paths, host) < 0)
-		return 2;
-	if (ad_pct == 0 && rt.nstatic == 0)
-		return 2;
+	for (int i = 0; i < nsites; i++) {
+		struct site *s = &sites[i];
+		const char *h = s->host ? s->host : host;
+
+		if (strpbrk(h, " \t\r\n") != NULL) {
+			fprintf(stderr, "loadgen: Host \"%s\": want a name without spaces\n", h);
+			return 2;
+		}
+		if (add_request(&s->rt, 0, ad_path, h) < 0 || load_paths(&s->rt, paths, h) < 0)
+			return 2;
+		if (ad_pct == 0 && s->rt.nstatic == 0)
+			return 2;
+	}
 
 	for (int i = 0; i < nsites; i++)
 		nconns += sites[i].conns;
@@ -756,7 +788,8 @@ main(int argc, char **argv)
 		if (conns[i].fd >= 0)
 			close(conns[i].fd);
 	free(conns);
-	for (int i = 0; i <= rt.nstatic; i++)
-		free(rt.buf[i]);
+	for (int i = 0; i < nsites; i++)
+		for (int j = 0; j <= sites[i].rt.nstatic; j++)
+			free(sites[i].rt.buf[j]);
 	return 0;
 }

@@ -4,6 +4,8 @@
 # prints its table and writes a CSV. Results: benchmarks/RESULTS.md, an
 # index of one file per topic in benchmarks/results/.
 #   insulation, vhosts   the paper's Figures 12 and 11 (loadgen.c drives them)
+#   hosting              Figure 12 on Debian's stack: one Apache front end,
+#                        two name-based sites, PHP-FPM on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   accept-cost          the accept gate's cost per accept (acceptbench.c)
 #   connrate             the socket gate's cost per connection (connrate.c)
@@ -37,8 +39,9 @@ benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
-	benchmarks/fork-latency benchmarks/rules-fuzz
-dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md
+	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting
+dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
+	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \

@@ -15,7 +15,7 @@ export DEBIAN_FRONTEND=noninteractive
 build="build-essential autoconf automake libtool pkg-config clang llvm
        libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev"
 demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
-test="$demo tcpdump python3 passwd libclang-rt-14-dev strace"
+test="$demo tcpdump python3 passwd libclang-rt-14-dev strace php8.2-fpm"
 case "${1:-}" in
 "") pkgs=$build ;;
 --demo) pkgs="$build $demo" ;;

@@ -166,8 +166,8 @@ endif
 
 # --- A few seconds of the insulation and virtual-host benchmarks end to end
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
-TESTS += tests/insulation-tiny.sh
-dist_noinst_SCRIPTS += tests/insulation-tiny.sh
+TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 
 # The unit tests alone (no root, no kernel features): debian/rules runs them
 # at package build time. The integration tests alone: the VM tier

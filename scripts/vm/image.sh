@@ -20,11 +20,16 @@ fi
 # The guest: systemd and the kernel; the project's runtime libraries; the
 # tools the integration tests call; make, to run them with the host's
 # Makefile; apache2 and libfcgi for the insulation test; Debian's PHP-FPM,
-# a service systemd starts itself, for the package test.
+# a service systemd starts itself, for the package test; cgi-fcgi (libfcgi-bin),
+# iperf3, haproxy, nftables and the Prometheus text parser for the hosting,
+# network and metrics tests, and the runtime libraries (json-c, libmnl,
+# libnftables) the host may link vsd against.
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       libbpf1 libseccomp2 libelf1 zlib1g libfcgi0ldbl
       make bash coreutils procps psmisc iproute2 util-linux python3 bpftool strace
-      apache2 gnuplot-nox passwd php8.2-fpm"
+      apache2 gnuplot-nox passwd php8.2-fpm
+      libfcgi-bin iperf3 haproxy nftables python3-prometheus-client
+      libjson-c5 libmnl0 libnftables1"
 start=$(date +%s)
 rm -rf "$dir"
 mkdir -p "$dir"
@@ -45,7 +50,7 @@ mmdebstrap --variant=apt --quiet \
 	--customize-hook="cp '$here/guest-run.sh' \"\$1/usr/local/sbin/vsd-vm-run\"" \
 	--customize-hook="cp '$here/vsd-vm-run.service' \"\$1/etc/systemd/system/\"" \
 	--customize-hook='chroot "$1" systemctl enable vsd-vm-run.service' \
-	--customize-hook='chroot "$1" systemctl disable apache2.service php8.2-fpm.service' \
+	--customize-hook='chroot "$1" systemctl disable apache2.service php8.2-fpm.service haproxy.service' \
 	--customize-hook='chroot "$1" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer fstrim.timer' \
 	bookworm "$root" /etc/apt/sources.list.d/debian.sources
 

@@ -8,7 +8,7 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
-	tests/unit/test-gate-vs-table tests/unit/test-rules-write
+	tests/unit/test-gate-vs-table tests/unit/test-rules-write tests/unit/test-fcgi
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
@@ -28,6 +28,10 @@ tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBB
 tests_unit_test_gate_queue_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
+# The FastCGI records the accept gate peeks at (gates/accept/fcgi.c): real
+# captures from Apache and cgi-fcgi, built corner cases, malformed input.
+tests_unit_test_fcgi_LDADD = $(GATEACCEPT_LIBS)
+noinst_HEADERS += tests/unit/fcgi-records.h
 
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \

@@ -16,6 +16,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/rebind.c \
 	gates/accept/rcu-warm.c \
 	gates/accept/classify.c \
+	gates/accept/fcgi.h \
+	gates/accept/fcgi.c \
 	gates/accept/wakeup.c \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \

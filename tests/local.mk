@@ -8,7 +8,8 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
-	tests/unit/test-gate-vs-table tests/unit/test-rules-write
+	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
+	tests/unit/test-rules-attrs
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
@@ -18,6 +19,8 @@ tests_unit_test_proto_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
+# Sites and content rules: the accept gate's query by request content.
+tests_unit_test_rules_attrs_LDADD = rules/librules.a lib/libvsd.a
 # TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
 tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
 # The connection table from user space (gates/socket/conntab.c) on a real BPF array.

@@ -53,10 +53,23 @@ struct best {
 	int	 k;		/* crule, -1 if none yet */
 };
 
+/* Whether nothing later can win: keys are tried in the order that breaks
+ * ties, so once the best has the file's highest priority it stays best
+ * (with equal priorities everywhere, the first match ends the search). */
+static int
+done(const struct rules *rs, const struct best *b)
+{
+	return b->k >= 0 && rs->crules[b->k].priority >= rs->crule_max_priority;
+}
+
 static void
 try_key(const struct rules *rs, const char *key, int ci, int ri, struct best *b)
 {
-	int k = names_get(rs->attr_keys, key);
+	int k;
+
+	if (done(rs, b))
+		return;
+	k = names_get(rs->attr_keys, key);
 
 	for (; k >= 0; k = rs->crules[k].next) {
 		const struct rules_crule *cr = &rs->crules[k];
@@ -77,7 +90,7 @@ try_dirs(const struct rules *rs, char *key, int ci, int ri, struct best *b)
 {
 	char *slash;
 
-	while (key[1]) {
+	while (key[1] && !done(rs, b)) {
 		try_key(rs, key, ci, ri, b);
 		slash = strrchr(key + 1, '/');
 		if (!slash)
@@ -109,11 +122,11 @@ rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
 	} else if (a->script && norm_script(a->script, key + 1, sizeof(key) - 1, &why) > 0) {
 		try_dirs(rs, key, caller, req, &b);
 	}
-	if (a->host && norm_host(a->host, key + 1, RULES_HOST_MAX + 1, &why) > 0) {
+	if (a->host && !done(rs, &b) && norm_host(a->host, key + 1, RULES_HOST_MAX + 1, &why) > 0) {
 		key[0] = 'h';
 		try_key(rs, key, caller, req, &b);
 		/* "w" + each suffix from a '.': the name itself is never its own wildcard */
-		for (dot = strchr(key + 1, '.'); dot; dot = strchr(dot + 1, '.')) {
+		for (dot = strchr(key + 1, '.'); dot && !done(rs, &b); dot = strchr(dot + 1, '.')) {
 			size_t n = strlen(dot);
 			char wkey[RULES_HOST_MAX + 2];
 

@@ -419,6 +419,8 @@ compile_content(struct rules_ctx *c)
 	for (i = 0; i < v.n; i++)
 		rs->crules[i] = v.v[ord[i]];
 	rs->ncrules = v.n;
+	/* precedence order: the first has the highest priority */
+	rs->crule_max_priority = v.n ? rs->crules[0].priority : 0;
 	free(v.v);
 	free(v.seq);
 	conflicts(c);

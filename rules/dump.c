@@ -17,6 +17,7 @@
 #include "ctx.h"
 
 #define DECISIONS_MAX_VS	8
+#define DECISIONS_MAX_CONTENT	32
 
 static void
 limits(struct buf *b, unsigned set, unsigned cpu, unsigned cpu_max, uint64_t mem,
@@ -99,6 +100,36 @@ sites(const struct rules *rs, struct buf *b)
 	}
 }
 
+/*
+ * For small files, what the gate decides by content for a request made of
+ * each binding's pattern (a name below a wildcard, a file below a docroot),
+ * from an unknown caller and requester: the precedence, visible in tests.
+ */
+static void
+content_decisions(const struct rules *rs, struct buf *b)
+{
+	size_t i;
+
+	if (rs->nvs > DECISIONS_MAX_VS || rs->ncrules > DECISIONS_MAX_CONTENT)
+		return;
+	for (i = 0; i < rs->ncrules; i++) {
+		const struct rules_crule *cr = &rs->crules[i];
+		struct rules_req_attrs a = { NULL, NULL, NULL };
+		char v[RULES_KEY_MAX + 8];
+		int vs;
+
+		snprintf(v, sizeof(v), "%s%s%s", cr->wild ? "x" : "", cr->pat,
+			 cr->attr == RULES_ATTR_DOCROOT ? "/x" : "");
+		if (cr->attr == RULES_ATTR_DOCROOT)
+			a.docroot = v;
+		else
+			a.host = v;
+		vs = rules_query_attrs(rs, -1, RULES_VS_UNKNOWN, RULES_VS_UNKNOWN, &a);
+		buf_printf(b, "decide content %s %s: %s\n", a.host ? "host" : "docroot", v,
+			   vs >= 0 ? rs->vs[vs].name : "unknown");
+	}
+}
+
 void
 rules_dump(const struct rules *rs, struct buf *b)
 {
@@ -158,4 +189,5 @@ rules_dump(const struct rules *rs, struct buf *b)
 	}
 	sites(rs, b);
 	decisions(rs, b);
+	content_decisions(rs, b);
 }

@@ -246,6 +246,7 @@ struct rules {
 	struct rules_crule	*crules;
 	size_t			 ncrules;
 	struct rules_names	*attr_keys;
+	int			 crule_max_priority;	/* a query stops at a match of it */
 };
 
 /* The result of a query. */

@@ -12,7 +12,7 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-rules-attrs
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
-noinst_HEADERS += tests/unit/tap.h
+noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
@@ -129,6 +129,8 @@ RULES_GOLDEN = \
 	tests/rules/err-service-user.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
+	tests/rules/err-sites.out \
+	tests/rules/err-sites.rules \
 	tests/rules/err-syntax.out \
 	tests/rules/err-syntax.rules \
 	tests/rules/err-tie.out \
@@ -155,7 +157,9 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.out \
 	tests/rules/good-reseller.rules \
 	tests/rules/good-service-user.out \
-	tests/rules/good-service-user.rules
+	tests/rules/good-service-user.rules \
+	tests/rules/good-sites.out \
+	tests/rules/good-sites.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
 	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \

@@ -13,6 +13,7 @@
 
 #include "lib/buf.h"
 #include "rules/rules.h"
+#include "attrs-oracle.h"
 #include "tap.h"
 
 static const char text[] =
@@ -58,6 +59,62 @@ static const char *
 name(const struct rules *rs, int vs)
 {
 	return vs >= 0 ? rs->vs[vs].name : "(unknown)";
+}
+
+/*
+ * Random files: VSs of random priorities, sites and content rules on nested
+ * docroots and overlapping wildcards with random callers and requesters;
+ * every file that checks must answer as the oracle's walk does.
+ */
+static void
+random_files(void)
+{
+	static const char *const hosts[] = {
+		"a.example", "*.example", "*.b.example", "x.b.example", "c.x.b.example", "*.x.b.example",
+	};
+	static const char *const dirs[] = {
+		"/srv", "/srv/a", "/srv/a/b", "/srv/ab", "/var/www", "/var/www/a",
+	};
+	static const char *const pats[] = { "*", "v0", "v1", "v*", "fe" };
+	unsigned x = 99;
+	int f, i, loaded = 0, bad = 0;
+
+	for (f = 0; f < 300; f++) {
+		struct buf t = { 0 }, errs = { 0 };
+		struct rules *rs = NULL;
+
+		for (i = 0; i < 4; i++) {
+			x = x * 1103515245u + 12345u;
+			buf_printf(&t, "vs v%d cpu 1%% priority %u\n", i, (x >> 16) % 3);
+		}
+		buf_printf(&t, "vs fe cpu 1%%\n");
+		for (i = 0; i < 6; i++) {
+			unsigned r;
+
+			x = x * 1103515245u + 12345u;
+			r = x >> 8;
+			if (r % 3 == 0)
+				buf_printf(&t, "site %s docroot %s vs v%u\n", hosts[(r >> 4) % 6],
+					   dirs[(r >> 8) % 6], (r >> 12) % 4);
+			else
+				buf_printf(&t, "(accept, %s%s%s, %s = %s) => (v%u)\n",
+					   pats[(r >> 4) % 5], (r >> 7) & 1 ? ", req = " : "",
+					   (r >> 7) & 1 ? pats[(r >> 8) % 5] : "",
+					   (r >> 11) & 1 ? "host" : "docroot",
+					   (r >> 11) & 1 ? hosts[(r >> 12) % 6] : dirs[(r >> 12) % 6],
+					   (r >> 16) % 4);
+		}
+		if (rules_load_buffer("r.rules", t.p, t.len, RULES_NO_INCLUDE, &rs, &errs) == 0) {
+			loaded++;
+			if (oracle_check(rs, NULL) && bad++ < 2)
+				printf("# the file:\n%s", t.p);
+		}
+		rules_free(rs);
+		buf_free(&t);
+		buf_free(&errs);
+	}
+	ok(loaded > 50 && bad == 0, "%d random files that check answer as the oracle (%d do not)",
+	   loaded, bad);
 }
 
 int
@@ -293,5 +350,6 @@ main(void)
 	}
 	rules_free(rs);
 	buf_free(&errs);
+	random_files();
 	return tap_done();
 }

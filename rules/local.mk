@@ -21,6 +21,7 @@ rules_librules_a_SOURCES = \
 	rules/dump.c rules/write.c
 
 RULES_EXAMPLES = \
+	rules/examples/debian-php-fpm.rules \
 	rules/examples/fcgi-insulation.rules \
 	rules/examples/hosting.rules \
 	rules/examples/hosting-plans.rules \

@@ -11,6 +11,8 @@
 #   connrate             the socket gate's cost per connection (connrate.c)
 #   rules-scale          rule files at scale; the gate's decision cost
 #                        (rules-query.c, gate-decision.c)
+#   rules-attrs          the decision by request content (sites, content
+#                        rules) at 10, 1,000 and 10,000 sites (rules-attrs.c)
 #   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
 #                        5 services (issue 14's targets); its baseline,
 #                        the kernel's floor, is cgroup-floor.c
@@ -20,7 +22,8 @@
 #                        executions (no root; tests/rules-fuzz.sh runs 20 s)
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
-	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor
+	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor \
+	benchmarks/rules-attrs
 benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
 benchmarks_loadgen_LDADD = lib/libvsd.a
 benchmarks_vsd_bulk_SOURCES = benchmarks/vsd-bulk.c
@@ -30,8 +33,10 @@ benchmarks_acceptbench_LDADD = -lpthread
 benchmarks_connrate_SOURCES = benchmarks/connrate.c
 benchmarks_connrate_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 benchmarks_connrate_LDADD = $(GATESOCKET_LIBS) -lm
-benchmarks_rules_query_SOURCES = benchmarks/rules-query.c
+benchmarks_rules_query_SOURCES = benchmarks/rules-query.c benchmarks/bench-rules.h
 benchmarks_rules_query_LDADD = rules/librules.a lib/libvsd.a
+benchmarks_rules_attrs_SOURCES = benchmarks/rules-attrs.c benchmarks/bench-rules.h
+benchmarks_rules_attrs_LDADD = rules/librules.a lib/libvsd.a
 benchmarks_cgroup_floor_SOURCES = benchmarks/cgroup-floor.c
 benchmarks_cgroup_floor_LDADD = lib/libvsd.a
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c

@@ -15,27 +15,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "lib/buf.h"
-#include "rules/rules.h"
+#include "bench-rules.h"
 
 #define QUERIES	2000000
-
-static double
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static struct rules *
 make(int n)
 {
-	struct buf f = { 0 }, errs = { 0 };
-	struct rules *rs = NULL;
+	struct buf f = { 0 };
 	int i;
 
 	/* the shape of rules/examples/hosting.rules: n VSs, 0.01% each (10,000
@@ -50,13 +38,7 @@ make(int n)
 	/* a provider's exceptions: sites served at home, one rule each */
 	for (i = 0; i < n - 2 && i < 290; i++)
 		buf_printf(&f, "(accept, pool, req = site%05d) => (home)\n", n - 3 - i);
-	if (rules_load_buffer("bench.rules", f.p, f.len, RULES_NO_INCLUDE, &rs, &errs) < 0) {
-		fprintf(stderr, "rules-query: %s", errs.p ? errs.p : "load failed\n");
-		exit(1);
-	}
-	buf_free(&f);
-	buf_free(&errs);
-	return rs;
+	return bench_load("rules-query", &f);
 }
 
 int

@@ -279,6 +279,7 @@ check_services(struct rules_ctx *c)
 		x->loc = sv->loc;
 		x->gate = RULES_GATE_ACCEPT;
 		x->home = -1;
+		x->attrs_timeout_ms = sv->attrs_timeout_ms;
 		if (!sv->home)
 			rerr(c, &sv->loc, "service '%s' needs a home VS (home NAME)", sv->name);
 		else if ((x->home = names_get(rs->vs_names, sv->home)) < 0)

@@ -14,6 +14,7 @@
 
 #include "ctx.h"
 #include "names.h"
+#include "pat.h"
 
 struct crule {
 	struct rules_rule r;
@@ -26,58 +27,14 @@ struct cvec {
 	size_t		 n, cap;
 };
 
-/* The common number of choices of the rule's [..] groups; 0 on mismatch. */
 static size_t
 arity(struct rules_ctx *c, const struct rule_decl *d)
 {
 	const struct nexpr *es[3] = {
 		&d->caller, d->has_req ? &d->req : NULL, d->target.keyword ? NULL : &d->target,
 	};
-	const struct nexpr *first = NULL;
-	size_t i;
 
-	for (i = 0; i < 3; i++) {
-		if (!es[i] || !es[i]->has_group)
-			continue;
-		if (!first) {
-			first = es[i];
-		} else if (es[i]->nalts != first->nalts) {
-			rerr(c, &es[i]->loc, "alternation arity mismatch: '%s' has %zu choices "
-			     "but '%s' has %zu", es[i]->text, es[i]->nalts, first->text,
-			     first->nalts);
-			return 0;
-		}
-	}
-	return first ? first->nalts : 1;
-}
-
-static int
-make_pat(struct rules_ctx *c, const struct nexpr *e, size_t k, struct rules_pat *out)
-{
-	char name[256];
-
-	nexpr_name(e, k, name, sizeof(name));
-	memset(out, 0, sizeof(*out));
-	if (e->star) {
-		if (name[0] == '\0') {
-			out->kind = RULES_PAT_ANY;
-			return 0;
-		}
-		out->kind = RULES_PAT_PREFIX;
-		out->prefix = xstrdup(c, name);
-		out->plen = strlen(name);
-		return c->oom ? -1 : 0;
-	}
-	out->kind = RULES_PAT_VS;
-	out->vs = names_get(c->rs->vs_names, name);
-	if (out->vs < 0) {
-		/* without a group every pairing names the same VS: say it once */
-		if (k == 0 || e->has_group)
-			rerr(c, &e->loc, e->has_group ? "undeclared VS '%s' (from '%s')" :
-			     "undeclared VS '%s'%.0s", name, e->text);
-		return -1;
-	}
-	return 0;
+	return nexpr_arity(c, es, 3);
 }
 
 static int
@@ -110,31 +67,13 @@ target_ok(struct rules_ctx *c, const struct rule_decl *d)
 }
 
 static int
-pat_priority(const struct rules *rs, const struct rules_pat *p)
-{
-	return p->kind == RULES_PAT_VS ? (int)rs->vs[p->vs].priority : -1;
-}
-
-static int
-pat_specificity(const struct rules_pat *p)
-{
-	return p->kind == RULES_PAT_VS ? 2 : p->kind == RULES_PAT_PREFIX ? 1 : 0;
-}
-
-static void
-pat_free(struct rules_pat *p)
-{
-	free(p->prefix);
-	p->prefix = NULL;
-}
-
-static int
 expand_rule(struct rules_ctx *c, struct cvec *out, const struct rule_decl *d, size_t di)
 {
 	struct rules *rs = c->rs;
 	size_t n, k;
 
-	if (d->gate < 0 || !target_ok(c, d) || (n = arity(c, d)) == 0)
+	/* content rules (host = ..., docroot = ...) are content.c's */
+	if (d->has_attr || d->gate < 0 || !target_ok(c, d) || (n = arity(c, d)) == 0)
 		return 0;
 	for (k = 0; k < n && !c->oom; k++) {
 		struct crule cr;
@@ -144,10 +83,10 @@ expand_rule(struct rules_ctx *c, struct cvec *out, const struct rule_decl *d, si
 		memset(&cr, 0, sizeof(cr));
 		r->gate = (enum rules_gate)d->gate;
 		r->loc = d->loc;
-		bad |= make_pat(c, &d->caller, k, &r->caller) < 0;
+		bad |= nexpr_pat(c, &d->caller, k, &r->caller) < 0;
 		r->has_req = d->has_req;
 		if (d->has_req)
-			bad |= make_pat(c, &d->req, k, &r->req) < 0;
+			bad |= nexpr_pat(c, &d->req, k, &r->req) < 0;
 		if (d->target.keyword) {
 			r->action = (enum rules_action)(d->target.keyword - 1);
 			r->target = -1;
@@ -155,7 +94,7 @@ expand_rule(struct rules_ctx *c, struct cvec *out, const struct rule_decl *d, si
 			struct rules_pat t;
 
 			r->action = RULES_TO_VS;
-			bad |= make_pat(c, &d->target, k, &t) < 0;
+			bad |= nexpr_pat(c, &d->target, k, &t) < 0;
 			r->target = t.vs;
 		}
 		if (bad) {
@@ -210,44 +149,6 @@ precedence_tie(const struct rules_rule *a, const struct rules_rule *b)
 }
 
 static int
-overlap(const struct rules *rs, const struct rules_pat *a, const struct rules_pat *b)
-{
-	const struct rules_pat *t;
-
-	if (a->kind == RULES_PAT_ANY || b->kind == RULES_PAT_ANY)
-		return 1;
-	if (a->kind == RULES_PAT_VS && b->kind == RULES_PAT_VS)
-		return a->vs == b->vs;
-	if (a->kind == RULES_PAT_VS) {
-		t = a;
-		a = b;
-		b = t;
-	}
-	/* a is a prefix */
-	if (b->kind == RULES_PAT_VS)
-		return strncmp(rs->vs[b->vs].name, a->prefix, a->plen) == 0;
-	return strncmp(a->prefix, b->prefix, a->plen < b->plen ? a->plen : b->plen) == 0;
-}
-
-/* A name both patterns match, for the message. */
-static const char *
-witness(const struct rules *rs, const struct rules_pat *a, const struct rules_pat *b,
-	char *buf, size_t len)
-{
-	const struct rules_pat *m = a->kind > b->kind ? a : b;	/* VS > PREFIX > ANY */
-
-	if (a->kind == RULES_PAT_PREFIX && b->kind == RULES_PAT_PREFIX)
-		m = a->plen >= b->plen ? a : b;
-	if (m->kind == RULES_PAT_VS)
-		snprintf(buf, len, "%s", rs->vs[m->vs].name);
-	else if (m->kind == RULES_PAT_PREFIX)
-		snprintf(buf, len, "%s*", m->prefix);
-	else
-		snprintf(buf, len, "*");
-	return buf;
-}
-
-static int
 same_outcome(const struct rules_rule *a, const struct rules_rule *b)
 {
 	return a->action == b->action && (a->action != RULES_TO_VS || a->target == b->target);
@@ -273,8 +174,8 @@ conflicts(struct rules_ctx *c, struct cvec *v)
 				const struct rules_rule *later = b, *first = a;
 				char key[64], w1[64], w2[64];
 
-				if (!overlap(rs, &a->caller, &b->caller) ||
-				    !overlap(rs, &a->req, &b->req) || same_outcome(a, b))
+				if (!pat_overlap(rs, &a->caller, &b->caller) ||
+				    !pat_overlap(rs, &a->req, &b->req) || same_outcome(a, b))
 					continue;
 				snprintf(key, sizeof(key), "%zu:%zu", v->v[x].decl, v->v[j].decl);
 				if (names_add(seen, key, 0) != -1)
@@ -284,8 +185,8 @@ conflicts(struct rules_ctx *c, struct cvec *v)
 				     "(%d) but decide differently; give one VS a higher priority "
 				     "or make one rule more specific", first->loc.file,
 				     first->loc.line, first->loc.col, rules_gate_name(a->gate),
-				     witness(rs, &a->caller, &b->caller, w1, sizeof(w1)),
-				     witness(rs, &a->req, &b->req, w2, sizeof(w2)),
+				     pat_witness(rs, &a->caller, &b->caller, w1, sizeof(w1)),
+				     pat_witness(rs, &a->req, &b->req, w2, sizeof(w2)),
 				     a->priority, a->specificity);
 			}
 		}

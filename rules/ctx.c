@@ -185,6 +185,20 @@ settings_free(struct settings *s)
 }
 
 void
+site_decl_free(struct site_decl *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nhosts; i++)
+		nexpr_free(&s->hosts[i]);
+	for (i = 0; i < s->ndocroots; i++)
+		nexpr_free(&s->docroots[i]);
+	free(s->hosts);
+	free(s->docroots);
+	nexpr_free(&s->vs);
+}
+
+void
 ctx_free(struct rules_ctx *c)
 {
 	size_t i;
@@ -213,7 +227,11 @@ ctx_free(struct rules_ctx *c)
 		nexpr_free(&c->rules[i].caller);
 		nexpr_free(&c->rules[i].req);
 		nexpr_free(&c->rules[i].target);
+		nexpr_free(&c->rules[i].attr_pat);
 	}
+	for (i = 0; i < c->nsites; i++)
+		site_decl_free(&c->sites[i]);
+	free(c->sites);
 	free(c->plans);
 	free(c->groups);
 	free(c->vss);

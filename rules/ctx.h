@@ -86,6 +86,7 @@ struct svc_decl {
 	char		*command;
 	char		*user, *group;	/* NULL if not given */
 	struct rules_loc user_at, group_at;
+	unsigned	 attrs_timeout_ms;	/* 0 if not given */
 };
 
 struct rule_decl {
@@ -93,6 +94,21 @@ struct rule_decl {
 	struct rules_loc loc;
 	struct nexpr	 caller, req, target;
 	int		 has_req;
+	/* a content rule (attrs.h): host = H or docroot = D; compiled by content.c */
+	int		 has_attr;
+	enum rules_attr	 attr;
+	struct nexpr	 attr_pat;
+};
+
+/* site HOST alias HOST docroot PATH vs VS (parse-site.c, content.c) */
+struct site_decl {
+	struct rules_loc loc;
+	struct nexpr	*hosts;		/* [0] the site's name, then the aliases */
+	size_t		 nhosts, chosts;
+	struct nexpr	*docroots;
+	size_t		 ndocroots, cdocroots;
+	struct nexpr	 vs;
+	int		 has_vs;
 };
 
 struct incl {
@@ -125,6 +141,7 @@ struct rules_ctx {
 	struct vs_decl	  *vss;	   size_t nvss,	   cvss;
 	struct svc_decl	  *svcs;   size_t nsvcs,   csvcs;
 	struct rule_decl  *rules;  size_t nrules,  crules;
+	struct site_decl  *sites;  size_t nsites,  csites;
 
 	struct incl	 stack[RULES_INCLUDE_DEPTH];
 	int		 depth;
@@ -173,6 +190,11 @@ size_t nexpr_count(const struct nexpr *e);	/* 1, or the number of choices */
 char *nexpr_name(const struct nexpr *e, size_t k, char *buf, size_t len);
 int expand_item(struct rules_ctx *c, const struct rules_loc *loc, const char *item,
 		struct nexpr *e);
+/* The common number of choices of the expressions with a [..] group (NULLs
+ * skipped), 1 if none has one; 0 after reporting a mismatch. */
+size_t nexpr_arity(struct rules_ctx *c, const struct nexpr *const *es, size_t n);
+/* Choice k of e as a VS pattern; -1 (reported) for an undeclared VS. */
+int nexpr_pat(struct rules_ctx *c, const struct nexpr *e, size_t k, struct rules_pat *out);
 
 /* check.c: plans, groups, VSs, services -> c->rs */
 void check_decls(struct rules_ctx *c);
@@ -184,6 +206,7 @@ void compile_rules(struct rules_ctx *c);
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
 
 void settings_free(struct settings *s);
+void site_decl_free(struct site_decl *s);
 void ctx_free(struct rules_ctx *c);
 
 #endif

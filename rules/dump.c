@@ -10,11 +10,14 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/buf.h"
+#include "attrs.h"
 #include "ctx.h"
 
 #define DECISIONS_MAX_VS	8
+#define DECISIONS_MAX_CONTENT	32
 
 static void
 limits(struct buf *b, unsigned set, unsigned cpu, unsigned cpu_max, uint64_t mem,
@@ -67,14 +70,77 @@ decisions(const struct rules *rs, struct buf *b)
 	}
 }
 
+/*
+ * Sites (as rules_write() writes them) and then every binding the gate
+ * looks up, in precedence order: the content rules and the sites' hosts and
+ * docroots, each with its priority and where it was written.
+ */
+static void
+sites(const struct rules *rs, struct buf *b)
+{
+	struct buf s = { 0 };
+	char *line, *save = NULL;
+	size_t i;
+
+	write_sites(rs, &s);
+	for (line = s.p ? strtok_r(s.p, "\n", &save) : NULL; line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (strncmp(line, "site ", 5) == 0)
+			buf_printf(b, "%s\n", line);
+	buf_free(&s);
+	for (i = 0; i < rs->ncrules; i++) {
+		const struct rules_crule *cr = &rs->crules[i];
+
+		buf_printf(b, "content %zu ", i);
+		write_crule(rs, b, cr);
+		buf_printf(b, " priority %d specificity %d", cr->priority, cr->specificity);
+		if (cr->site >= 0)
+			buf_printf(b, " site %s", rs->sites[cr->site].hosts[0]);
+		buf_printf(b, " at %s:%d:%d\n", cr->loc.file, cr->loc.line, cr->loc.col);
+	}
+}
+
+/*
+ * For small files, what the gate decides by content for a request made of
+ * each binding's pattern (a name below a wildcard, a file below a docroot),
+ * from an unknown caller and requester: the precedence, visible in tests.
+ */
+static void
+content_decisions(const struct rules *rs, struct buf *b)
+{
+	size_t i;
+
+	if (rs->nvs > DECISIONS_MAX_VS || rs->ncrules > DECISIONS_MAX_CONTENT)
+		return;
+	for (i = 0; i < rs->ncrules; i++) {
+		const struct rules_crule *cr = &rs->crules[i];
+		struct rules_req_attrs a = { NULL, NULL, NULL };
+		char v[RULES_KEY_MAX + 8];
+		int vs;
+
+		snprintf(v, sizeof(v), "%s%s%s", cr->wild ? "x" : "", cr->pat,
+			 cr->attr == RULES_ATTR_DOCROOT ? "/x" : "");
+		if (cr->attr == RULES_ATTR_DOCROOT)
+			a.docroot = v;
+		else
+			a.host = v;
+		vs = rules_query_attrs(rs, -1, RULES_VS_UNKNOWN, RULES_VS_UNKNOWN, &a);
+		buf_printf(b, "decide content %s %s: %s\n", a.host ? "host" : "docroot", v,
+			   vs >= 0 ? rs->vs[vs].name : "unknown");
+	}
+}
+
 void
 rules_dump(const struct rules *rs, struct buf *b)
 {
 	char t[32];
 	size_t i;
 
-	buf_printf(b, "# %zu VSs, %zu groups, %zu services, %zu rules; guaranteed shares %s\n",
-		   rs->nvs, rs->ngroups, rs->nservices, rs->nrules,
+	buf_printf(b, "# %zu VSs, %zu groups, %zu services, %zu rules", rs->nvs, rs->ngroups,
+		   rs->nservices, rs->nrules);
+	if (rs->ncrules)
+		buf_printf(b, ", %zu sites, %zu content bindings", rs->nsites, rs->ncrules);
+	buf_printf(b, "; guaranteed shares %s\n",
 		   fmt_percent(rs->total_cpu, t, sizeof(t)));
 	for (i = 0; i < rs->ngroups; i++) {
 		const struct rules_group *g = &rs->groups[i];
@@ -107,6 +173,8 @@ rules_dump(const struct rules *rs, struct buf *b)
 			buf_printf(b, "user %s ", s->user);
 		if (s->group)
 			buf_printf(b, "group %s ", s->group);
+		if (s->attrs_timeout_ms)
+			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
 		buf_printf(b, "command ");
 		buf_json_str(b, s->command);
 		buf_printf(b, "\n");
@@ -119,5 +187,7 @@ rules_dump(const struct rules *rs, struct buf *b)
 		buf_printf(b, " priority %d specificity %d at %s:%d:%d\n", r->priority,
 			   r->specificity, r->loc.file, r->loc.line, r->loc.col);
 	}
+	sites(rs, b);
 	decisions(rs, b);
+	content_decisions(rs, b);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "ctx.h"
+#include "names.h"
 
 static int
 add_alt(struct rules_ctx *c, struct nexpr *e, const char *s)
@@ -78,6 +79,56 @@ expand_item(struct rules_ctx *c, const struct rules_loc *loc, const char *item,
 		snprintf(buf, sizeof(buf), "%0*lu", width, v);
 		if (add_alt(c, e, buf) < 0)
 			return -1;
+	}
+	return 0;
+}
+
+size_t
+nexpr_arity(struct rules_ctx *c, const struct nexpr *const *es, size_t n)
+{
+	const struct nexpr *first = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!es[i] || !es[i]->has_group)
+			continue;
+		if (!first) {
+			first = es[i];
+		} else if (es[i]->nalts != first->nalts) {
+			rerr(c, &es[i]->loc, "alternation arity mismatch: '%s' has %zu choices "
+			     "but '%s' has %zu", es[i]->text, es[i]->nalts, first->text,
+			     first->nalts);
+			return 0;
+		}
+	}
+	return first ? first->nalts : 1;
+}
+
+int
+nexpr_pat(struct rules_ctx *c, const struct nexpr *e, size_t k, struct rules_pat *out)
+{
+	char name[256];
+
+	nexpr_name(e, k, name, sizeof(name));
+	memset(out, 0, sizeof(*out));
+	if (e->star) {
+		if (name[0] == '\0') {
+			out->kind = RULES_PAT_ANY;
+			return 0;
+		}
+		out->kind = RULES_PAT_PREFIX;
+		out->prefix = xstrdup(c, name);
+		out->plen = strlen(name);
+		return c->oom ? -1 : 0;
+	}
+	out->kind = RULES_PAT_VS;
+	out->vs = names_get(c->rs->vs_names, name);
+	if (out->vs < 0) {
+		/* without a group every pairing names the same VS: say it once */
+		if (k == 0 || e->has_group)
+			rerr(c, &e->loc, e->has_group ? "undeclared VS '%s' (from '%s')" :
+			     "undeclared VS '%s'%.0s", name, e->text);
+		return -1;
 	}
 	return 0;
 }

@@ -9,7 +9,8 @@ rules_librules_a_SOURCES = \
 	rules/rules.h rules/rules.c \
 	rules/ctx.h rules/ctx.c \
 	rules/names.h rules/names.c \
-	rules/nexpr.c rules/words.c \
+	rules/nexpr.c rules/words.c rules/pat.h rules/pat.c \
+	rules/attrs.h rules/norm.c rules/parse-site.c rules/content.c rules/attrs.c \
 	rules/lex.h rules/lex.c \
 	rules/parse.h rules/parse.c rules/parse-decl.c rules/parse-rule.c \
 	rules/expand.c \
@@ -20,6 +21,7 @@ rules_librules_a_SOURCES = \
 	rules/dump.c rules/write.c
 
 RULES_EXAMPLES = \
+	rules/examples/debian-php-fpm.rules \
 	rules/examples/fcgi-insulation.rules \
 	rules/examples/hosting.rules \
 	rules/examples/hosting-plans.rules \
@@ -36,7 +38,9 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c $(srcdir)/rules/open.c \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c $(srcdir)/rules/write.c \
-	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c \
+	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c $(srcdir)/rules/pat.c \
+	$(srcdir)/rules/norm.c $(srcdir)/rules/parse-site.c $(srcdir)/rules/content.c \
+	$(srcdir)/rules/attrs.c \
 	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c $(srcdir)/lib/privs.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER

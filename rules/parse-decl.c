@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "ctx.h"
 #include "lib/privs.h"
 #include "lex.h"
@@ -23,6 +24,7 @@ enum keyid {
 	K_CPU = SB_CPU, K_CPU_MAX = SB_CPU_MAX, K_MEM = SB_MEM, K_PIDS = SB_PIDS,
 	K_TOS = SB_TOS, K_MARK = SB_MARK, K_PRIORITY = SB_PRIORITY,
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
+	K_ATTRS_TIMEOUT,
 };
 
 enum where { W_VS = 1, W_PLAN = 2, W_GROUP = 4, W_SVC = 8 };
@@ -48,6 +50,8 @@ static const struct key {
 	{ "user",	K_USER,		W_SVC },
 	/* a service's group is the Unix group it runs with, not a VS group */
 	{ "group",	K_UGROUP,	W_SVC },
+	/* how long its gate waits for a request's params (parse-site.c's syntax) */
+	{ "attrs-timeout", K_ATTRS_TIMEOUT, W_SVC },
 };
 
 struct target {
@@ -149,6 +153,10 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 		free(d->svc->command);
 		d->svc->command = xstrdup(p->c, v->text);
 		return;
+	case K_ATTRS_TIMEOUT:
+		if (parse_duration_ms(v->text, &d->svc->attrs_timeout_ms, &why) < 0)
+			perr(p, v, "attrs-timeout '%s' %s", v->text, why);
+		return;
 	case K_USER:
 	case K_UGROUP:
 		/* the name's syntax here; whether it exists, in check.c */
@@ -213,38 +221,18 @@ one_setting(struct parser *p, struct target *d)
 	next(p);
 }
 
+static int
+setting_cb(struct parser *p, void *arg)
+{
+	one_setting(p, arg);
+	return 0;
+}
+
 /* Settings up to the end of the statement, or a { } block across lines. */
 static void
 parse_settings(struct parser *p, struct target *d)
 {
-	struct tok *open = NULL;
-
-	for (;;) {
-		struct tok *t = cur(p);
-
-		if (!open && t->type == T_LBRACE) {
-			open = t;
-			next(p);
-			continue;
-		}
-		if (open) {
-			if (t->type == T_NL || t->type == T_SEMI) {
-				next(p);
-				continue;
-			}
-			if (t->type == T_RBRACE) {
-				next(p);
-				return;
-			}
-			if (t->type == T_EOF) {
-				perr(p, open, "unterminated '{' (no '}' before end of file)");
-				return;
-			}
-		} else if (is_end(t)) {
-			return;
-		}
-		one_setting(p, d);
-	}
+	parse_block(p, setting_cb, d);
 }
 
 /* A single name after plan/group/service. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "ctx.h"
 #include "lex.h"
 #include "parse.h"
@@ -212,17 +213,29 @@ parse_rule(struct parser *p)
 			expect_close(p, open, "");
 			goto fail;
 		}
-		if (t->type == T_WORD && strcmp(t->text, "req") == 0 &&
-		    p->t.v[p->pos + 1].type == T_EQ) {
-			next(p);
-			next(p);
+		if (!at_attr_cond(p)) {
+			if (t->type == T_WORD && strcmp(t->text, "req") == 0 &&
+			    p->t.v[p->pos + 1].type == T_EQ) {
+				next(p);
+				next(p);
+			}
+			if (parse_nexpr(p, &r.req, 1, "a requester pattern") < 0)
+				goto fail;
+			r.has_req = 1;
+			if (cur(p)->type == T_COMMA && at_attr_cond_next(p))
+				next(p);
 		}
-		if (parse_nexpr(p, &r.req, 1, "a requester pattern") < 0)
+		/* a content condition (parse-site.c): host = H, docroot = D */
+		if (at_attr_cond(p) && parse_attr_cond(p, &r) < 0)
 			goto fail;
-		r.has_req = 1;
+		if (r.has_attr && cur(p)->type == T_COMMA && at_attr_cond_next(p)) {
+			next(p);
+			parse_attr_cond(p, &r);		/* reports the second one */
+			goto fail;
+		}
 		if (cur(p)->type == T_COMMA) {
 			perr(p, cur(p), "too many elements in the tuple: a rule is "
-			     "(gate, VS, req = VS) => (target)");
+			     "(gate, VS, req = VS[, host = H | docroot = D]) => (target)");
 			goto fail;
 		}
 	}
@@ -251,5 +264,6 @@ fail:
 	nexpr_free(&r.caller);
 	nexpr_free(&r.req);
 	nexpr_free(&r.target);
+	nexpr_free(&r.attr_pat);
 	sync_stmt(p);
 }

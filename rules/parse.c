@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrs.h"
 #include "ctx.h"
 #include "lex.h"
 #include "parse.h"
@@ -48,10 +49,12 @@ parse_text(struct rules_ctx *c, const char *file, const char *data, size_t len)
 			parse_group(&p);
 		} else if (t->type == T_WORD && strcmp(t->text, "service") == 0) {
 			parse_service(&p);
+		} else if (t->type == T_WORD && strcmp(t->text, "site") == 0) {
+			parse_site(&p);
 		} else {
 			char b[64];
 
-			perr(&p, t, "unexpected %s (expected vs, plan, group, service, include "
+			perr(&p, t, "unexpected %s (expected vs, plan, group, service, site, include "
 			     "or a rule '(gate, ...) => (target)')", tok_show(t, b, sizeof(b)));
 			sync_stmt(&p);
 			continue;
@@ -139,6 +142,45 @@ expect_end(struct parser *p)
 	perr(p, cur(p), "unexpected %s at the end of the statement",
 	     tok_show(cur(p), b, sizeof(b)));
 	sync_stmt(p);
+}
+
+/*
+ * Settings up to the end of the statement, or in a { } block that may span
+ * lines: one(p, arg) parses each. -1 when one fails (the statement is then
+ * the caller's to skip) or the block is not closed.
+ */
+int
+parse_block(struct parser *p, int (*one)(struct parser *, void *), void *arg)
+{
+	struct tok *open = NULL;
+
+	for (;;) {
+		struct tok *t = cur(p);
+
+		if (!open && t->type == T_LBRACE) {
+			open = t;
+			next(p);
+			continue;
+		}
+		if (open) {
+			if (t->type == T_NL || t->type == T_SEMI) {
+				next(p);
+				continue;
+			}
+			if (t->type == T_RBRACE) {
+				next(p);
+				return 0;
+			}
+			if (t->type == T_EOF) {
+				perr(p, open, "unterminated '{' (no '}' before end of file)");
+				return -1;
+			}
+		} else if (is_end(t)) {
+			return 0;
+		}
+		if (one(p, arg) < 0)
+			return -1;
+	}
 }
 
 /* include "file" */

@@ -23,6 +23,7 @@ void perr(struct parser *p, const struct tok *t, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void sync_stmt(struct parser *p);
 void expect_end(struct parser *p);
+int parse_block(struct parser *p, int (*one)(struct parser *, void *), void *arg);
 void include_file(struct parser *p, const char *name, const struct rules_loc *at);
 
 /* parse-decl.c */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "names.h"
+#include "pat.h"
 #include "rules.h"
 
 int
@@ -25,22 +26,6 @@ int
 rules_service_index(const struct rules *rs, const char *name)
 {
 	return names_get(rs->svc_names, name);
-}
-
-static int
-pat_match(const struct rules *rs, const struct rules_pat *p, int idx, const char *name)
-{
-	switch (p->kind) {
-	case RULES_PAT_ANY:
-		return 1;
-	case RULES_PAT_VS:
-		return idx >= 0 && idx == p->vs;
-	case RULES_PAT_PREFIX:
-		if (idx >= 0)
-			name = rs->vs[idx].name;
-		return name && strncmp(name, p->prefix, p->plen) == 0;
-	}
-	return 0;
 }
 
 static struct rules_decision

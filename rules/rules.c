@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "attrs.h"
 #include "ctx.h"
 #include "names.h"
 #include "rules.h"
@@ -20,7 +21,7 @@ void
 rules_free(struct rules *rs)
 {
 	struct rules_file *f, *nf;
-	size_t i;
+	size_t i, j;
 	int g;
 
 	if (!rs)
@@ -44,6 +45,22 @@ rules_free(struct rules *rs)
 		}
 		free(rs->by_caller[g]);
 	}
+	for (i = 0; i < rs->nsites; i++) {
+		for (j = 0; j < rs->sites[i].nhosts; j++)
+			free(rs->sites[i].hosts[j]);
+		for (j = 0; j < rs->sites[i].ndocroots; j++)
+			free(rs->sites[i].docroots[j]);
+		free(rs->sites[i].hosts);
+		free(rs->sites[i].docroots);
+	}
+	for (i = 0; i < rs->ncrules; i++) {
+		free(rs->crules[i].caller.prefix);
+		free(rs->crules[i].req.prefix);
+		free(rs->crules[i].pat);
+	}
+	free(rs->sites);
+	free(rs->crules);
+	names_free(rs->attr_keys);
 	for (f = rs->files; f; f = nf) {
 		nf = f->next;
 		free(f->path);
@@ -88,6 +105,8 @@ load(const char *path, const char *data, size_t len, unsigned flags, uid_t owner
 		check_decls(&c);
 	if (!c.oom)
 		compile_rules(&c);
+	if (!c.oom)
+		compile_content(&c);
 	flush_errors(&c);
 	ctx_free(&c);
 	if (c.oom || errs->oom) {

@@ -103,8 +103,18 @@ struct rules_service {
 	char		*command;	/* run by /bin/sh -c */
 	char		*user;		/* runs as this user (NULL: as root) */
 	char		*group;		/* with this group (NULL: the user's) */
+	/*
+	 * How long its accept gate may wait for a request's params (content
+	 * rules and sites) before it serves the connection from home;
+	 * 0: not set, RULES_ATTRS_TIMEOUT_MS applies.
+	 */
+	unsigned	 attrs_timeout_ms;
 	struct rules_loc loc;
 };
+
+/* The documented default bound (vsrules(5), SITES AND CONTENT RULES). */
+#define RULES_ATTRS_TIMEOUT_MS	200
+#define RULES_ATTRS_TIMEOUT_MAX	10000	/* the largest attrs-timeout a file may set */
 
 /* What a rule says to do. */
 enum rules_action {
@@ -158,6 +168,45 @@ struct rules_list {
 	size_t		 nrest;
 };
 
+/*
+ * What a content condition compares: a request's host name (HTTP_HOST, else
+ * SERVER_NAME) or its document root (DOCUMENT_ROOT, else the directories of
+ * SCRIPT_FILENAME).
+ */
+enum rules_attr { RULES_ATTR_HOST = 0, RULES_ATTR_DOCROOT };
+
+/*
+ * A content rule (accept, CALLER[, req = R], host = H | docroot = D) => (VS),
+ * or one binding of a site (site == its index; caller '*', no requester).
+ * pat is normalised (attrs.c): a host in lower case without a trailing dot,
+ * a wildcard "*.example.com" as ".example.com" with wild set; a docroot
+ * absolute, without "//" or a trailing '/'.
+ */
+struct rules_crule {
+	struct rules_pat caller;
+	struct rules_pat req;		/* RULES_PAT_ANY when the rule has none */
+	int		 has_req;
+	enum rules_attr	 attr;
+	int		 wild;
+	char		*pat;
+	int		 target;	/* VS index */
+	int		 site;		/* index into rules->sites, or -1 for a rule */
+	int		 priority;	/* as struct rules_rule's */
+	int		 specificity;	/* of the caller and requester patterns */
+	int		 next;		/* the next crule with the same pattern, or -1 */
+	struct rules_loc loc;
+};
+
+/* site HOST [alias HOST]... [docroot PATH]... vs VS, one per expanded name. */
+struct rules_site {
+	char		**hosts;	/* normalised; [0] is the site's name; "*.x" as written */
+	size_t		 nhosts;
+	char		**docroots;	/* normalised */
+	size_t		 ndocroots;
+	int		 vs;
+	struct rules_loc loc;
+};
+
 struct rules_file {
 	char		*path;
 	struct rules_file *next;
@@ -186,6 +235,18 @@ struct rules {
 	unsigned		 total_cpu;	/* basis points counted against 100% */
 	struct rules_names	*vs_names, *svc_names;
 	struct rules_file	*files;		/* every file read, for locations */
+	/*
+	 * Sites and content rules (content.c). crules are in precedence order
+	 * (priority, then specificity, then file order); attr_keys maps a key
+	 * ("h" host, "w" wildcard suffix, "d" docroot, see attrs.c) to the
+	 * first crule with that pattern, the others chained by .next.
+	 */
+	struct rules_site	*sites;
+	size_t			 nsites;
+	struct rules_crule	*crules;
+	size_t			 ncrules;
+	struct rules_names	*attr_keys;
+	int			 crule_max_priority;	/* a query stops at a match of it */
 };
 
 /* The result of a query. */
@@ -252,6 +313,29 @@ struct rules_decision rules_query(const struct rules *rs, enum rules_gate gate,
 /* The same by name (NULL = unknown); slower: a hash lookup per name. */
 struct rules_decision rules_query_name(const struct rules *rs, enum rules_gate gate,
 				       const char *caller, const char *req);
+
+/* What an accept gate read from a request before handing its connection
+ * over (FastCGI: the params the front end sends first). NULL: not sent. */
+struct rules_req_attrs {
+	const char *host;	/* HTTP_HOST, else SERVER_NAME; as sent */
+	const char *docroot;	/* DOCUMENT_ROOT */
+	const char *script;	/* SCRIPT_FILENAME */
+};
+
+/* Whether the accept gate of service SVC (rules_service_index(), or -1 for
+ * a supervisor started without a declared service) has rules or sites that
+ * match request content; if so, *timeout_ms is how long the gate may wait
+ * for the params before it serves the connection from the home VS (the
+ * file's bound, or the default the man page names). 1 yes, 0 no. */
+int rules_wants_attrs(const struct rules *rs, int svc, unsigned *timeout_ms);
+
+/* The VS index a request belongs to by its content, for a connection to
+ * service SVC from a requester in VS REQ (RULES_VS_UNKNOWN if not known),
+ * accepted by a thread in VS CALLER; RULES_VS_UNKNOWN when no content rule
+ * or site matches (the gate then decides by the requester as today). Host
+ * names compare case-insensitively and without a trailing ":port" or ".". */
+int rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
+		      const struct rules_req_attrs *a);
 
 /* "accept", "socket", "fork"; and back (-1 if unknown). */
 const char *rules_gate_name(enum rules_gate g);

@@ -15,32 +15,26 @@
  * VS's share is written as compiled, so the 100% check passes as it did,
  * and without groups there is no group budget to check), and VS limits
  * other than the share (which the check requires). rules_dump() prints rule
- * lines with write_rule() too.
+ * lines with write_rule() too. Sites and content rules come last, as
+ * attrs.c writes them: sites as sites, so the text stays as short as the
+ * file; the order among them decides nothing (content.c refuses the ties
+ * that would).
  */
 #include "config.h"
 
 #include "lib/buf.h"
+#include "attrs.h"
 #include "ctx.h"
-
-static void
-write_pat(const struct rules *rs, struct buf *b, const struct rules_pat *p)
-{
-	if (p->kind == RULES_PAT_VS)
-		buf_printf(b, "%s", rs->vs[p->vs].name);
-	else if (p->kind == RULES_PAT_PREFIX)
-		buf_printf(b, "%s*", p->prefix);
-	else
-		buf_printf(b, "*");
-}
+#include "pat.h"
 
 void
 write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
 {
 	buf_printf(b, "(%s, ", rules_gate_name(r->gate));
-	write_pat(rs, b, &r->caller);
+	pat_write(rs, b, &r->caller);
 	if (r->has_req) {
 		buf_printf(b, ", req = ");
-		write_pat(rs, b, &r->req);
+		pat_write(rs, b, &r->req);
 	}
 	buf_printf(b, ") => (%s)", r->action == RULES_TO_VS ? rs->vs[r->target].name :
 		   rules_action_name(r->action));
@@ -87,6 +81,8 @@ rules_write(const struct rules *rs, struct buf *b)
 			buf_printf(b, "user %s ", s->user);
 		if (s->group)
 			buf_printf(b, "group %s ", s->group);
+		if (s->attrs_timeout_ms)
+			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
 		buf_printf(b, "command ");
 		write_string(b, s->command);
 		buf_printf(b, "\n");
@@ -95,4 +91,5 @@ rules_write(const struct rules *rs, struct buf *b)
 		write_rule(rs, b, &rs->rules[i]);
 		buf_printf(b, "\n");
 	}
+	write_sites(rs, b);
 }

@@ -8,16 +8,19 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
-	tests/unit/test-gate-vs-table tests/unit/test-rules-write tests/unit/test-fcgi
+	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
+	tests/unit/test-rules-attrs tests/unit/test-fcgi
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
-noinst_HEADERS += tests/unit/tap.h
+noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
+# Sites and content rules: the accept gate's query by request content.
+tests_unit_test_rules_attrs_LDADD = rules/librules.a lib/libvsd.a
 # TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
 tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
 # The connection table from user space (gates/socket/conntab.c) on a real BPF array.
@@ -130,6 +133,8 @@ RULES_GOLDEN = \
 	tests/rules/err-service-user.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
+	tests/rules/err-sites.out \
+	tests/rules/err-sites.rules \
 	tests/rules/err-syntax.out \
 	tests/rules/err-syntax.rules \
 	tests/rules/err-tie.out \
@@ -156,7 +161,9 @@ RULES_GOLDEN = \
 	tests/rules/good-reseller.out \
 	tests/rules/good-reseller.rules \
 	tests/rules/good-service-user.out \
-	tests/rules/good-service-user.rules
+	tests/rules/good-service-user.rules \
+	tests/rules/good-sites.out \
+	tests/rules/good-sites.rules
 dist_noinst_DATA += $(RULES_GOLDEN) tests/rules-lib.sh
 RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.sh \
 	tests/rules-socket.sh tests/rules-examples-apply.sh tests/rules-fork.sh \

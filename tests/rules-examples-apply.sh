@@ -8,7 +8,8 @@
 # the test machine has: the ad server from the build tree on a port of the
 # test's, and a test server in place of PHP-FPM (the Unix-socket PHP-FPM
 # stack is not gated yet). Between examples, apply --prune of an empty file
-# must leave nothing: no service, no VS.
+# must leave nothing: no service, no VS. A file with sites (debian-php-fpm.rules)
+# must reach the gates with all of them.
 . "$(dirname "$0")/lib.sh"
 need_root
 SERVER=$top_builddir/tests/gate-server
@@ -42,6 +43,14 @@ for f in "$R"/*.rules; do
 		check "$name: service ${s%%:*} runs" wait_until running "${s%%:*}"
 		is "$(svc "${s%%:*}" "['home']")" "${s#*:}" "$name: service ${s%%:*} in its home VS ${s#*:}"
 	done
+	# the gates get the applied rules as rules_write() wrote them (vsd's
+	# applied.rules, handed out by "gaterules"): with every site and binding
+	sites=$(vsctl check "$f" | sed -n 's/.*, \([0-9]* sites, [0-9]* content bindings\)$/\1/p')
+	if [ -n "$sites" ]; then
+		cp "$VSD_STATE/applied.rules" "$R/applied.rules" && chmod 0644 "$R/applied.rules"
+		like "$(vsctl check "$R/applied.rules")" ", $sites\$" \
+			"$name: the gates' copy of the rules has the $sites"
+	fi
 	if [ "$name" = fcgi-insulation.rules ]; then
 		for vs in www1 www2; do
 			out=$(vsctl exec $vs -- python3 "$top_srcdir/tests/fcgi-get.py" 127.0.0.1 "$PORT")

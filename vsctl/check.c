@@ -61,9 +61,13 @@ usage:
 	} else if (!quiet) {
 		char t[16];
 
-		printf("%s: OK: %zu VSs (%s guaranteed), %zu services, %zu rules\n", file,
+		printf("%s: OK: %zu VSs (%s guaranteed), %zu services, %zu rules", file,
 		       rs->nvs, fmt_percent(rs->total_cpu, t, sizeof(t)), rs->nservices,
 		       rs->nrules);
+		/* only when there are some: older files print what they always did */
+		if (rs->nsites || rs->ncrules)
+			printf(", %zu sites, %zu content bindings", rs->nsites, rs->ncrules);
+		printf("\n");
 	}
 	rules_free(rs);
 	return 0;

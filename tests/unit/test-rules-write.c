@@ -15,9 +15,11 @@
 
 #include "lib/buf.h"
 #include "rules/rules.h"
+#include "attrs-oracle.h"
 #include "tap.h"
 
-/* The dump's rule lines without their "at FILE:LINE:COL" and the header. */
+/* The dump's rule, site and content lines without their "at FILE:LINE:COL"
+ * and the header. */
 static char *
 rule_lines(const struct rules *rs)
 {
@@ -26,7 +28,8 @@ rule_lines(const struct rules *rs)
 
 	rules_dump(rs, &b);
 	for (line = strtok_r(b.p, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (strncmp(line, "rule ", 5) != 0)
+		if (strncmp(line, "rule ", 5) != 0 && strncmp(line, "site ", 5) != 0 &&
+		    strncmp(line, "content ", 8) != 0)
 			continue;
 		if ((at = strstr(line, " at ")))
 			*at = '\0';
@@ -155,7 +158,7 @@ same_decls(const struct rules *a, const struct rules *b)
 		if (strcmp(x->name, y->name) != 0 || x->gate != y->gate ||
 		    strcmp(a->vs[x->home].name, b->vs[y->home].name) != 0 ||
 		    strcmp(x->command, y->command) != 0 || !same_str(x->user, y->user) ||
-		    !same_str(x->group, y->group)) {
+		    !same_str(x->group, y->group) || x->attrs_timeout_ms != y->attrs_timeout_ms) {
 			if (bad++ < 3)
 				printf("#   service %s home %s user %s group %s command '%s', read back "
 				    "%s home %s user %s group %s command '%s'\n", x->name,
@@ -193,6 +196,11 @@ write_and_load(const char *what, const struct rules *a)
 		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", what);
 		ok(same_as_oracle(a) == 0, "%s: every query finds the rule a walk over all finds",
 		    what);
+		ok(a->nsites == b->nsites && a->ncrules == b->ncrules,
+		    "%s: %zu sites and %zu content bindings written, %zu and %zu read back", what,
+		    a->nsites, a->ncrules, b->nsites, b->ncrules);
+		ok(oracle_check(a, b) == 0, "%s: every query by content finds what a walk over "
+		    "all bindings finds, and the same read back", what);
 		free(la);
 		free(lb);
 	}
@@ -231,7 +239,11 @@ static const char tricky[] =
 	"service s2 home c gate accept command \"true\"\n"
 	"service s3 home b user root command \"id\"\n"
 	"service s4 { home a; group root; user 0; command \"id -G\" }\n"
-	"(accept, [a|b], req = c) => ([b|a])\n";
+	"service s5 home b attrs-timeout 2s command \"php-fpm\"\n"
+	"(accept, [a|b], req = c) => ([b|a])\n"
+	"site \"Odd-Host.example.\" alias *.odd.example docroot \"/srv/a \\\"q\\\" b\" vs b\n"
+	"(accept, [a|b], req = c, host = [x|y].example) => ([b|a])\n"
+	"(accept, *, docroot = \"/srv/with space\") => (c)\n";
 
 static void
 round_trip_tricky(void)

@@ -12,6 +12,13 @@ W=$(mktemp -d /tmp/vsd-test-$$.XXXXXX)
 TAB=$W/vstab
 MAP=/sys/fs/bpf/$T/vsd_conns
 : > "$TAB"
+# GATE_UNIX=1 (tests/gate-unix-*.sh): the same tests on a Unix stream
+# listener. gate-server then listens on a socket in $W and prints its path
+# as its "port"; gate-client takes a path for -p.
+if [ -n "${GATE_UNIX:-}" ]; then
+	GATE_SERVER_UNIX=$W
+	export GATE_SERVER_UNIX
+fi
 tap_n=0
 tap_failed=0
 GATE_PIDS=

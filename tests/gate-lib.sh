@@ -74,6 +74,16 @@ for p in d["cgroups"]:
 print(sys.argv[1], d["name"], sys.argv[2], " ".join(keys))' "$2" "$3" "$(pure_v2 && echo v2)" >> "$TAB"
 }
 
+# vs_create "NAME SHARE%" ...: VSs of the private vsd (started on first
+# use), through vsctl only; says "not ok" and fails on the first error
+vs_create() {
+	[ -n "$VSD_PID" ] || vsd_start || { nok "start vsd"; return 1; }
+	for _v; do
+		set -- $_v
+		"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; return 1; }
+	done
+}
+
 # rm_vs NAME: destroy a VS (it must hold no task) and drop it from the table
 rm_vs() {
 	"$VSCTL" destroy "$1" > /dev/null || return 1

@@ -20,11 +20,7 @@ command -v cgi-fcgi > /dev/null || skip_all "cgi-fcgi is not installed (Debian: 
 id www-data > /dev/null 2>&1 || skip_all "no user www-data"
 plan 9
 
-vsd_start || { nok "start vsd"; exit 1; }
-for v in "home 10%" "www1 40%" "www2 40%"; do
-	set -- $v
-	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
-done
+vs_create "home 10%" "www1 40%" "www2 40%" || exit 1
 
 # the private instance: Debian's files with only these lines changed
 SOCK=$W/php8.2-fpm.sock

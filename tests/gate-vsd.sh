@@ -14,11 +14,7 @@
 need_root
 plan 17
 
-vsd_start || { nok "start vsd"; exit 1; }
-for v in "home 10%" "www1 40%" "www2 40%" "tiny 1%"; do
-	set -- $v
-	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
-done
+vs_create "home 10%" "www1 40%" "www2 40%" "tiny 1%" || exit 1
 ID_WWW1=$("$VSCTL" --json show www1 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
 ID_WWW2=$("$VSCTL" --json show www2 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
 ID_TINY=$("$VSCTL" --json show tiny | sed -n 's/.*"id": \([0-9]*\).*/\1/p')

@@ -32,22 +32,12 @@
 
 #include "gates/accept/gate.h"
 #include "lib/log.h"
+#include "lib/util.h"
 
 static double
 now_us(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int
-cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
+	return (double)mono_ns() / 1e3;
 }
 
 static double
@@ -55,7 +45,7 @@ quant(double *v, size_t n, double q)
 {
 	size_t i = (size_t)(q * (double)(n - 1) + 0.5);
 
-	qsort(v, n, sizeof(*v), cmp_d);
+	qsort(v, n, sizeof(*v), cmp_double);
 	return v[i];
 }
 

@@ -249,13 +249,6 @@ bpf_runtime(int acc)
 	return sum;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Linear interpolation between order statistics of a sorted array. */
 static double
 quantile(const double *v, int n, double q)

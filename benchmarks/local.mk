@@ -8,6 +8,7 @@
 #                        two name-based sites, PHP-FPM on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   accept-cost          the accept gate's cost per accept (acceptbench.c)
+#   unix-peer-cost       classifying a Unix peer, against a TCP accept
 #   connrate             the socket gate's cost per connection (connrate.c)
 #   rules-scale          rule files at scale; the gate's decision cost
 #                        (rules-query.c, gate-decision.c)
@@ -41,6 +42,11 @@ benchmarks_cgroup_floor_SOURCES = benchmarks/cgroup-floor.c
 benchmarks_cgroup_floor_LDADD = lib/libvsd.a
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
 benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
+# The cost of classifying a Unix peer (gates/accept/unixpeer.c) against a
+# TCP accept in the same run; results: benchmarks/results/unix-peer-cost.md.
+noinst_PROGRAMS += benchmarks/unix-peer-cost
+benchmarks_unix_peer_cost_SOURCES = benchmarks/unix-peer-cost.c
+benchmarks_unix_peer_cost_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \

@@ -88,6 +88,9 @@ void gate_exe_path(char *buf, size_t len);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t mono_ns(void);
 
+/* qsort() comparator for doubles, ascending (the benchmarks' medians). */
+int cmp_double(const void *a, const void *b);
+
 /* Formatted path into buf; -ENAMETOOLONG if it does not fit. */
 int path_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

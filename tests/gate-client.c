@@ -4,11 +4,13 @@
  * 127.0.0.1:PORT with J threads, sends "id K[ REQ]\n" on each and reads the
  * answer to EOF. Every answer must echo its own id exactly once.
  *
- *   gate-client -p PORT [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
+ *   gate-client -p PORT|PATH [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
  *     -t   keep going for SEC seconds instead of N requests, then also print
  *          the latency (connect to answer) of the answers: "p50_ms X p99_ms Y
  *          max_ms Z"
- *     -b   bind connection K to source port BASEPORT+K (tests classify by it)
+ *     -p   a PATH (starting with '/') is a Unix stream socket's
+ *     -b   bind connection K to source port BASEPORT+K (tests classify by it);
+ *          to a Unix socket: to the abstract name "gc-<BASEPORT+K>"
  *     -v   print every answer ("K <answer>")
  *     -x   connect and close without a request (a client that gives up)
  *   gate-client -u SOCKET   print what a Unix stream socket says (status)
@@ -24,11 +26,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <stddef.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 static int port, base, verbose, quit_early;
+static const char *upath;	/* -p PATH: a Unix stream socket */
 static long total, next_id;
 static const char *reqs = "";
 static long nok, nbad;
@@ -70,6 +74,35 @@ quantile_ms(double q)
 	return lat[i - 1] * 1e3;
 }
 
+/* A connected Unix stream socket for request id; -1 on error. */
+static int
+unix_connect(long id)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int fd;
+
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -1;
+	if (base) {
+		struct sockaddr_un me = { .sun_family = AF_UNIX };
+		int n = snprintf(me.sun_path + 1, sizeof(me.sun_path) - 1, "gc-%ld", base + id);
+
+		if (bind(fd, (struct sockaddr *)&me,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n)) < 0) {
+			perror("gate-client: bind");
+			close(fd);
+			return -1;
+		}
+	}
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", upath);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) < 0) {
+		perror("gate-client: connect");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int
 one(long id)
 {
@@ -79,6 +112,11 @@ one(long id)
 	ssize_t n;
 	int fd, one_ = 1;
 
+	if (upath) {
+		if ((fd = unix_connect(id)) < 0)
+			return -1;
+		goto connected;
+	}
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	if (base) {
@@ -99,6 +137,7 @@ one(long id)
 		close(fd);
 		return -1;
 	}
+connected:
 	if (quit_early) {
 		close(fd);
 		return 0;
@@ -199,7 +238,12 @@ main(int argc, char **argv)
 	while ((c = getopt(argc, argv, "p:n:t:j:r:b:vxu:")) != -1) {
 		switch (c) {
 		case 'u': return dump_unix(optarg);
-		case 'p': port = atoi(optarg); break;
+		case 'p':
+			if (optarg[0] == '/')
+				upath = optarg;
+			else
+				port = atoi(optarg);
+			break;
 		case 'n': total = atol(optarg); break;
 		case 't': secs = atof(optarg); break;
 		case 'j': j = atoi(optarg); break;
@@ -212,7 +256,7 @@ main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (j < 1 || j > 256 || !port || secs < 0)
+	if (j < 1 || j > 256 || (!port && !upath) || secs < 0)
 		return 2;
 	if (secs > 0)
 		deadline = now_s() + secs;

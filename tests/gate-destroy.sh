@@ -15,11 +15,7 @@
 need_root
 plan 24
 
-vsd_start || { nok "start vsd"; exit 1; }
-for v in "home 10%" "www1 30%" "www2 30%"; do
-	set -- $v
-	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
-done
+vs_create "home 10%" "www1 30%" "www2 30%" || exit 1
 vs_id() { "$VSCTL" --json show "$1" | sed -n 's/.*"id": \([0-9]*\).*/\1/p'; }
 mk_map || { nok "create the connection table"; exit 1; }
 # below the ephemeral ports (32768-) and the other gate tests' (20000-29999)

@@ -12,6 +12,13 @@ W=$(mktemp -d /tmp/vsd-test-$$.XXXXXX)
 TAB=$W/vstab
 MAP=/sys/fs/bpf/$T/vsd_conns
 : > "$TAB"
+# GATE_UNIX=1 (tests/gate-unix-*.sh): the same tests on a Unix stream
+# listener. gate-server then listens on a socket in $W and prints its path
+# as its "port"; gate-client takes a path for -p.
+if [ -n "${GATE_UNIX:-}" ]; then
+	GATE_SERVER_UNIX=$W
+	export GATE_SERVER_UNIX
+fi
 tap_n=0
 tap_failed=0
 GATE_PIDS=
@@ -65,6 +72,16 @@ for p in d["cgroups"]:
     k = "unified" if sys.argv[3] == "v2" else p.split("/")[4]
     keys.append("%s=%s" % (k, p))
 print(sys.argv[1], d["name"], sys.argv[2], " ".join(keys))' "$2" "$3" "$(pure_v2 && echo v2)" >> "$TAB"
+}
+
+# vs_create "NAME SHARE%" ...: VSs of the private vsd (started on first
+# use), through vsctl only; says "not ok" and fails on the first error
+vs_create() {
+	[ -n "$VSD_PID" ] || vsd_start || { nok "start vsd"; return 1; }
+	for _v; do
+		set -- $_v
+		"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; return 1; }
+	done
 }
 
 # rm_vs NAME: destroy a VS (it must hold no task) and drop it from the table

@@ -14,6 +14,11 @@
  *     -N        pass NULL address pointers to accept
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
+ *
+ * With GATE_SERVER_UNIX=DIR in its environment (tests/gate-lib.sh's Unix
+ * mode) it listens on a Unix stream socket DIR/gs-PID.sock instead and
+ * prints "port PATH"; gate-client takes that path for -p. The peer address
+ * of a Unix client is printed as "@NAME:0" (its abstract name) or "-:0".
  */
 #include "config.h"
 
@@ -24,10 +29,12 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -151,6 +158,13 @@ serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 
 		inet_ntop(AF_INET, &in->sin_addr, peer, sizeof(peer));
 		port = ntohs(in->sin_port);
+	} else if (have_addr && ss->ss_family == AF_UNIX) {
+		struct sockaddr_un *un = (void *)ss;
+		size_t nl = sl > offsetof(struct sockaddr_un, sun_path) + 1 ?
+		    sl - offsetof(struct sockaddr_un, sun_path) - 1 : 0;
+
+		if (nl && un->sun_path[0] == '\0')
+			snprintf(peer, sizeof(peer), "@%.*s", (int)nl, un->sun_path + 1);
 	}
 	cgroup_of_self(cpu, sizeof(cpu), cg2, sizeof(cg2));
 	creds[0] = '\0';
@@ -235,6 +249,8 @@ main(int argc, char **argv)
 	socklen_t sl = sizeof(sin);
 	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i;
 	long count = 0, port = 0;
+	char where[128];
+	const char *udir;
 
 	while ((c = getopt(argc, argv, "m:4:n:T:c:p:N")) != -1) {
 		switch (c) {
@@ -262,17 +278,30 @@ main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
-		return perror("socket"), 1;
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	sin.sin_port = htons((uint16_t)port);
-	if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
-		return perror("bind/listen"), 1;
-	getsockname(lfd, (struct sockaddr *)&sin, &sl);
+	if ((udir = getenv("GATE_SERVER_UNIX"))) {
+		struct sockaddr_un sun = { .sun_family = AF_UNIX };
+
+		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s/gs-%d.sock", udir, (int)getpid());
+		unlink(sun.sun_path);
+		if ((lfd = socket(AF_UNIX, SOCK_STREAM, 0)) < 0)
+			return perror("socket"), 1;
+		if (bind(lfd, (struct sockaddr *)&sun, sizeof(sun)) < 0 || listen(lfd, 4096) < 0)
+			return perror("bind/listen"), 1;
+		snprintf(where, sizeof(where), "%s", sun.sun_path);
+	} else {
+		if ((lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0)
+			return perror("socket"), 1;
+		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sin.sin_port = htons((uint16_t)port);
+		if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
+			return perror("bind/listen"), 1;
+		getsockname(lfd, (struct sockaddr *)&sin, &sl);
+		snprintf(where, sizeof(where), "%d", ntohs(sin.sin_port));
+	}
 	if (strcmp(mode, "nonblock") == 0 || strcmp(mode, "evloop") == 0)
 		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
-	printf("port %d\n", ntohs(sin.sin_port));
+	printf("port %s\n", where);
 	fflush(stdout);
 	if (nthr > 1) {
 		/* N threads of one process accept on the listener (until SIGTERM) */

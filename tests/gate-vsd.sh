@@ -7,22 +7,24 @@
 # Classification: if vsd has the socket gate's connection map pinned, clients
 # run inside their VS (vsctl exec) and the real map classifies them;
 # otherwise the test fills a map of the same layout itself, for client ports
-# it chooses, and passes it with --conns-map.
+# it chooses, and passes it with --conns-map. With GATE_UNIX=1
+# (tests/gate-unix-vsd.sh) the service listens on a Unix socket and its
+# clients run in their VSs.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 plan 17
 
-vsd_start || { nok "start vsd"; exit 1; }
-for v in "home 10%" "www1 40%" "www2 40%" "tiny 1%"; do
-	set -- $v
-	"$VSCTL" create "$1" --cpu "$2" > /dev/null || { nok "create VS $1"; exit 1; }
-done
+vs_create "home 10%" "www1 40%" "www2 40%" "tiny 1%" || exit 1
 ID_WWW1=$("$VSCTL" --json show www1 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
 ID_WWW2=$("$VSCTL" --json show www2 | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
 ID_TINY=$("$VSCTL" --json show tiny | sed -n 's/.*"id": \([0-9]*\).*/\1/p')
 REALMAP=/sys/fs/bpf/vsd/$T/vsd_conns
 PB=$((20000 + ($$ % 40) * 250))
-if [ -e "$REALMAP" ]; then
+if [ -n "${GATE_UNIX:-}" ]; then
+	diag "a Unix listener: classification by the client socket's cgroup"
+	MAPOPT=
+	REAL=1
+elif [ -e "$REALMAP" ]; then
 	diag "classification by the socket gate's map $REALMAP"
 	MAPOPT=
 	REAL=1

@@ -2,8 +2,8 @@
 /*
  * One accept()/accept4() notification, with the semantics of the real call:
  *
- * - not a TCP listening socket (or not a socket): the kernel runs the call
- *   unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE is safe here: we make no
+ * - not a TCP or Unix stream listening socket (or not a socket): the
+ *   kernel runs the call unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE is safe here: we make no
  *   security decision, only a scheduling one);
  * - a connection is queued: it is handed over at once;
  * - nothing queued, O_NONBLOCK listener: EAGAIN;
@@ -65,6 +65,7 @@ static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
  */
 static void handle_accept(struct gate *g, int is_accept4);
 static struct gated_listener *listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours);
+static int listener_family(int fd);
 static void listener_note_local(struct gated_listener *l);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
 static void drain(struct gate *g, struct gated_listener *l);
@@ -192,7 +193,7 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 {
 	struct gated_listener *l;
 	struct stat st;
-	int sfd, one = 0, proto = 0, dom = 0;
+	int sfd, one = 0, dom;
 	socklen_t sl = sizeof(int);
 
 	*not_ours = 1;
@@ -218,15 +219,11 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		}
 	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
 		goto pass;
-	sl = sizeof(int);
-	if (getsockopt(sfd, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) < 0 || proto != IPPROTO_TCP)
-		goto pass;
-	sl = sizeof(int);
-	if (getsockopt(sfd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) < 0 ||
-	    (dom != AF_INET && dom != AF_INET6))
+	if (!(dom = listener_family(sfd)))
 		goto pass;
 	if (!(l = listen_new(sfd, st.st_dev, st.st_ino)))
 		goto pass;
+	l->family = dom;
 	listener_note_local(l);
 	l->next = g->listeners;
 	g->listeners = l;
@@ -237,6 +234,30 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 pass:
 	close(sfd);
 	return NULL;
+}
+
+/*
+ * The listeners we gate: TCP over IPv4 or IPv6, and Unix stream sockets
+ * (what PHP-FPM listens on in Debian's pools). Returns the family, 0 for
+ * anything else (UDP cannot listen; SOCK_SEQPACKET Unix listeners, SCTP,
+ * vsock ... go through unchanged).
+ */
+static int
+listener_family(int fd)
+{
+	int dom = 0, type = 0, proto = 0;
+	socklen_t sl = sizeof(int);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &dom, &sl) < 0)
+		return 0;
+	sl = sizeof(int);
+	if (dom == AF_UNIX)
+		return getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &sl) == 0 &&
+		    type == SOCK_STREAM ? AF_UNIX : 0;
+	if (dom != AF_INET && dom != AF_INET6)
+		return 0;
+	return getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &sl) == 0 &&
+	    proto == IPPROTO_TCP ? dom : 0;
 }
 
 /* A listener bound to one address (not INADDR_ANY / in6addr_any): remember it. */
@@ -385,8 +406,10 @@ static struct gate_vs *
 classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 {
 	/* a listener bound to one address: every connection's local end is
-	 * that address (no getsockname per connection) */
-	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
+	 * that address (no getsockname per connection); a Unix peer by the
+	 * cgroup of its socket (unixpeer.c) */
+	uint32_t id = l->family == AF_UNIX ? unixpeer_lookup(&g->tab, c->fd) :
+	    conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
 	struct gate_vs *v = NULL;
 
 	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
@@ -419,7 +442,12 @@ pick(struct gate *g, struct gated_listener *l)
 	return NULL;
 }
 
-/* A client that hung up while queued: RST, or FIN with nothing left to read. */
+/*
+ * A client that hung up while queued: RST, or FIN with nothing left to read.
+ * A Unix peer that closed gives POLLHUP at once, also when it sent its whole
+ * request first (TCP would show only the FIN): that request is still served,
+ * as without the gate, so a hang-up counts only with nothing left to read.
+ */
 static int
 conn_dead(struct queued_conn *c)
 {
@@ -428,9 +456,9 @@ conn_dead(struct queued_conn *c)
 
 	if (poll(&p, 1, 0) <= 0)
 		return 0;
-	if (p.revents & (POLLHUP | POLLERR))
+	if (p.revents & POLLERR)
 		return 1;
-	if (p.revents & POLLRDHUP)
+	if (p.revents & (POLLHUP | POLLRDHUP))
 		return ioctl(c->fd, FIONREAD, &avail) == 0 && avail == 0;
 	return 0;
 }

@@ -14,6 +14,7 @@
  *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
  *   classify.c      classification through the socket gate's table
+ *   unixpeer.c      classification of Unix peers by their socket's cgroup
  *   wakeup.c        the wake-up connection for event-loop services
  *   vs-table.c      the VS table (from vsd or a file) and its refresh
  *   vs-table-vsd.c  the table from vsd's "gatetable" request
@@ -56,6 +57,8 @@ struct gate_vs {
 	uint64_t served;		/* connections served in (charged to) this VS */
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
+	uint64_t cg2_id;		/* its cgroup2 directory's id (unixpeer.c);
+					 * 0 = not read yet, UINT64_MAX = none */
 };
 
 struct vs_table {
@@ -126,6 +129,7 @@ struct gated_listener {
 	dev_t	 dev;
 	ino_t	 ino;
 	int	 fd;		/* our dup of the service's listening socket */
+	int	 family;	/* AF_INET, AF_INET6 or AF_UNIX (stream) */
 	socklen_t local_len;	/* 0: wildcard address, ask each connection */
 	struct sockaddr_storage local;	/* its address, if bound to one */
 	int	 wakeup_fd;	/* our outstanding loopback wake-up connection, or -1 */
@@ -215,6 +219,13 @@ void conns_init(const char *map_path);
  * local address is local_fixed if not NULL, else read from fd. */
 uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
     const struct sockaddr_storage *peer, socklen_t peerlen);
+
+/* --- unixpeer.c --- */
+/* Load the peer iterator (before privileges are dropped); 0 or -errno. */
+int unixpeer_init(void);
+/* The VS whose directory holds the socket at the other end of the accepted
+ * Unix connection fd (or its nearest ancestor in the table); 0 if unknown. */
+uint32_t unixpeer_lookup(struct vs_table *t, int fd);
 
 /* --- gate.c --- */
 struct pending_accept {

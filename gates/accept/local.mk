@@ -22,11 +22,27 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \
 	gates/accept/decide.c \
-	gates/accept/status.c
+	gates/accept/status.c \
+	gates/accept/unixpeer.c \
+	gates/accept/unixpeer.h
+nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \
 	gates/socket/libgatesocket.a lib/libvsd.a \
 	$(LIBSECCOMP_LIBS) $(LIBBPF_LIBS) -lelf -lz -lm
+
+# The Unix peer iterator (unixpeer.bpf.c), built like the socket gate's
+# programs, with the same vmlinux.h (CO-RE).
+EXTRA_DIST += gates/accept/unixpeer.bpf.c
+gates/accept/unixpeer.bpf.o: $(srcdir)/gates/accept/unixpeer.bpf.c $(srcdir)/gates/accept/unixpeer.h \
+		gates/socket/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) gates/accept && $(CLANG) $(BPF_CFLAGS) $(BPF_INCLUDES) \
+		-I$(srcdir)/gates/accept -c $(srcdir)/gates/accept/unixpeer.bpf.c -o $@
+gates/accept/unixpeer.skel.h: gates/accept/unixpeer.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton gates/accept/unixpeer.bpf.o name unixpeer_bpf > $@.tmp && \
+	mv -f $@.tmp $@
+BUILT_SOURCES += gates/accept/unixpeer.skel.h
+CLEANFILES += gates/accept/unixpeer.bpf.o gates/accept/unixpeer.skel.h
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate
 gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.h \

@@ -270,6 +270,8 @@ gate_setup(struct supervisor *sv)
 	}
 	bind_init(g->tab.pure_v2, sv->o.cg2);
 	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
+	/* loads a tracing program: before drop_privileges(); failure is logged */
+	unixpeer_init();
 	/* one fd per queued connection plus a few per VS: lift the soft limit */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
 		struct rlimit nl = { rl.rlim_max < 65536 ? rl.rlim_max : 65536, rl.rlim_max };

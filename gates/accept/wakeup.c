@@ -13,17 +13,43 @@
  * non-empty again, the service wakes and calls accept, and drain() recognises
  * it by its address and closes it. At most one wake-up connection per listener is
  * outstanding.
+ *
+ * A Unix listener is reached at its own name (a path or an abstract name).
+ * Unix clients usually have no address, so ours takes one: an autobound
+ * abstract name, unique in the network namespace, which accept() reports as
+ * the peer address; that is how drain() recognises it. A listener bound to a
+ * relative path is not reached (the path means the service's working
+ * directory, not ours), nor one whose file we may not write (a --user
+ * service's socket: the supervisor keeps no CAP_DAC_OVERRIDE); an event loop
+ * there waits for its next client as it would for any.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "gate.h"
 #include "lib/log.h"
+
+/* Our wake-up socket gets an abstract name; the listener's must be reachable. */
+static int
+unix_name(int fd, const struct sockaddr_storage *listener, socklen_t sl)
+{
+	const struct sockaddr_un *sun = (const void *)listener;
+	struct sockaddr_un self = { .sun_family = AF_UNIX };
+
+	if (sl <= offsetof(struct sockaddr_un, sun_path) ||
+	    (sun->sun_path[0] != '\0' && sun->sun_path[0] != '/'))
+		return -1;
+	/* only the family: autobind (Linux 2.2+) */
+	return bind(fd, (struct sockaddr *)&self, sizeof(sa_family_t));
+}
 
 void
 wakeup_arm(struct gated_listener *l)
@@ -48,6 +74,10 @@ wakeup_arm(struct gated_listener *l)
 	}
 	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return;
+	if (ss.ss_family == AF_UNIX && unix_name(fd, &ss, sl) < 0) {
+		close(fd);
+		return;
+	}
 	if (connect(fd, (struct sockaddr *)&ss, sl) < 0 && errno != EINPROGRESS) {
 		close(fd);
 		return;

@@ -22,6 +22,9 @@
 
 struct gate_socket;
 
+/* libbpf's messages (the verifier's log among them) to lib/log.h (bpf-log.c). */
+void bpf_log_init(void);
+
 /*
  * Mounts bpffs at /sys/fs/bpf when needed, checks for BTF and cgroup BPF,
  * then adopts the programs and maps pinned for cgroup_root or loads and pins

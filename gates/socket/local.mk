@@ -36,7 +36,7 @@ noinst_LIBRARIES += gates/socket/libgatesocket.a
 gates_socket_libgatesocket_a_SOURCES = \
 	gates/socket/gate-socket.h gates/socket/socket-priv.h \
 	gates/socket/socket.c gates/socket/socket-attach.c gates/socket/socket-conns.c \
-	gates/socket/conntab.c gates/socket/conntab.h \
+	gates/socket/conntab.c gates/socket/conntab.h gates/socket/bpf-log.c \
 	gates/socket/tos.c gates/socket/tos.h
 nodist_gates_socket_libgatesocket_a_SOURCES = gates/socket/socket.skel.h
 gates_socket_libgatesocket_a_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)

@@ -52,27 +52,6 @@ static const char *const gs_maps[GS_NMAPS] = {
 	VSD_MAP_CONNS, VSD_MAP_VSCFG, VSD_MAP_STATS, VSD_MAP_VSCONNS, VSD_MAP_CONNLIM,
 };
 
-/* libbpf's messages, the verifier's log among them, go to our logger. */
-static int
-gs_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	char buf[8192], *line, *save = NULL;
-
-	if (level == LIBBPF_DEBUG && log_getverbose() < 2)
-		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	/* The verifier log comes as one message; log it line by line. */
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		const char *pfx = strncmp(line, "libbpf: ", 8) ? "libbpf: " : "";
-
-		if (level == LIBBPF_WARN)
-			log_warnx("%s%s", pfx, line);
-		else
-			log_debug("%s%s", pfx, line);
-	}
-	return 0;
-}
-
 /* Another instance that stops may remove the shared parent under us: retry. */
 static int
 gs_mkdirs(const char *path)
@@ -342,7 +321,7 @@ gate_socket_open(const char *cgroup_root, struct gate_socket **gp, int *adopted)
 	struct gate_socket *g;
 	int i, r;
 
-	libbpf_set_print(gs_libbpf_print);
+	bpf_log_init();
 	if ((r = gs_bpffs()) < 0 || (r = gs_check_kernel()) < 0)
 		return r;
 	if (!(g = calloc(1, sizeof(*g))))

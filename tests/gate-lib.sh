@@ -143,12 +143,23 @@ reorder_check() {
 }
 
 # gate_start NAME [vsd-gate options] -- server args: sets PORT, GPID, SPID, OUT
+# GATE_ATTRS=1 (tests/gate-attrs-semantics.sh): with rules that have a site,
+# so the gate holds every connection until its FastCGI params arrive
+# (gates/accept/hold.c); the test clients send no FastCGI, so each is
+# classified by its requester once its first bytes are there.
 gate_start() {
 	_name=$1; shift
 	OUT=$W/$_name.out
 	STATUS=$W/$_name.sock
+	if [ -n "${GATE_ATTRS:-}" ]; then
+		# (the table's home VS cannot be declared: "home" is a keyword)
+		printf '%s\n' "vs www1 cpu 40%" "vs www2 cpu 40%" \
+		    "site nowhere.example vs www2" > "$W/attrs.rules"
+		set -- --rules "$W/attrs.rules" "$@"
+	fi
 	"$GATE" --home home --vs-table "$TAB" --status "$STATUS" "$@" > "$OUT" 2> "$W/$_name.err" &
-	started
+	started || return 1
+	[ -z "${GATE_ATTRS:-}" ] || status | grep -q '"attrs": {"on": true'
 }
 
 status() { "$CLIENT" -u "$STATUS" 2>/dev/null; }

@@ -21,6 +21,26 @@
 #include "lib/log.h"
 #include "rules/rules.h"
 
+/* Whether this service's connections wait for their params (hold.c). */
+static void
+want_attrs(struct gate *g)
+{
+	unsigned ms = 0;
+	int want = 0;
+
+	/* a supervisor started by hand (vsctl run) for a service the file
+	 * does not declare: -1, as the interface says */
+	g->svc_idx = g->rules && g->svc_name ? rules_service_index(g->rules, g->svc_name) : -1;
+	if (g->rules)
+		want = rules_wants_attrs(g->rules, g->svc_idx, &ms) == 1;
+	if (want && (!g->want_attrs || ms != g->attrs_timeout_ms))
+		log_info("classification by request params: on, bound %u ms", ms);
+	else if (!want && g->want_attrs)
+		log_info("classification by request params: off");
+	g->want_attrs = want;
+	g->attrs_timeout_ms = ms;
+}
+
 void
 gate_rules_index(struct gate *g)
 {
@@ -31,6 +51,7 @@ gate_rules_index(struct gate *g)
 	g->nid_of = 0;
 	for (i = 0; i < g->tab.n; i++)
 		g->tab.v[i].ridx = g->rules ? rules_vs_index(g->rules, g->tab.v[i].name) : -1;
+	want_attrs(g);
 	if (!g->rules || !g->rules->nvs || !(g->id_of = calloc(g->rules->nvs, sizeof(*g->id_of))))
 		return;
 	g->nid_of = g->rules->nvs;
@@ -131,4 +152,19 @@ gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req)
 	default:
 		return req;
 	}
+}
+
+struct gate_vs *
+gate_decide_attrs(struct gate *g, struct gate_vs *req, const struct rules_req_attrs *a)
+{
+	struct gate_vs *home = vs_table_find(&g->tab, g->home), *t;
+	int idx;
+
+	if (!g->rules)
+		return NULL;
+	idx = rules_query_attrs(g->rules, g->svc_idx, home ? home->ridx : RULES_VS_UNKNOWN, req ? req->ridx : RULES_VS_UNKNOWN, a);
+	if (idx == RULES_VS_UNKNOWN)
+		return NULL;
+	/* a VS of the file that vsd does not have (yet): serve at home */
+	return (t = by_index(g, idx)) ? t : home;
 }

@@ -71,7 +71,6 @@ static void serve_waiters(struct gate *g, struct gated_listener *l);
 static void drain(struct gate *g, struct gated_listener *l);
 static int backlog(int fd);
 static int readable(int fd);
-static struct gate_vs *classify(struct gate *g, struct gated_listener *l, struct queued_conn *c);
 static struct queued_conn *pick(struct gate *g, struct gated_listener *l);
 static int conn_dead(struct queued_conn *c);
 static int handover(struct gate *g, struct pending_accept *w, struct queued_conn *c);
@@ -337,18 +336,47 @@ drain(struct gate *g, struct gated_listener *l)
 		if (!now)
 			now = now_ns();
 		c->t_enq = now;
-		PROF_RESTART();
-		v = classify(g, l, c);
-		PROF_MARK(PROF_CLASSIFY);
-		if (v) {
-			/* the window is kept current by gate_tick(), off this path;
-			 * only a VS seen for the first time needs its first sample */
-			if (!v->sample_t)
-				share_sample(v, now);
-			v->active_t = now;
+		if (g->want_attrs) {
+			/* classified by its params: queued once they are here */
+			hold_add(g, l, c, now);
+			continue;
 		}
-		queue_push_tail(l, c, &g->tab);
+		PROF_RESTART();
+		v = gate_requester(g, l, c);
+		PROF_MARK(PROF_CLASSIFY);
+		gate_enqueue(g, l, c, v, now);
 	}
+}
+
+void
+gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *c,
+    struct gate_vs *v, uint64_t now)
+{
+	if (!v) {
+		c->vs_id = g->home;
+		v = vs_table_find(&g->tab, g->home);
+	} else {
+		c->vs_id = v->id;
+	}
+	if (v) {
+		/* the window is kept current by gate_tick(), off this path;
+		 * only a VS seen for the first time needs its first sample */
+		if (!v->sample_t)
+			share_sample(v, now);
+		v->active_t = now;
+	}
+	queue_push_tail(l, c, &g->tab);
+}
+
+void
+gate_released(struct gate *g, struct gated_listener *l)
+{
+	int fl;
+
+	serve_waiters(g, l);
+	/* nobody waits: an event loop learns of it by readiness */
+	if (!l->wait_head && l->queued && (fl = fcntl(l->fd, F_GETFL)) >= 0 && (fl & O_NONBLOCK))
+		wakeup_arm(l);
 }
 
 /*
@@ -401,9 +429,8 @@ refresh_for(struct gate *g, uint32_t id)
 	}
 }
 
-/* Set c->vs_id (home if unknown); returns that VS's entry, or NULL if none. */
-static struct gate_vs *
-classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
+struct gate_vs *
+gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 {
 	/* a listener bound to one address: every connection's local end is
 	 * that address (no getsockname per connection); a Unix peer by the
@@ -416,11 +443,6 @@ classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 		refresh_for(g, id);
 		v = vs_table_find(&g->tab, id);
 	}
-	if (!v) {
-		id = g->home;
-		v = vs_table_find(&g->tab, id);
-	}
-	c->vs_id = id;
 	return v;
 }
 
@@ -527,7 +549,8 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 		c->vs_id = g->home;
 	if (!v)
 		return NULL;
-	if (!(v = gate_decide(g, th->bound, v))) {
+	/* by its params: the content rule already said where (hold.c) */
+	if (!c->by_content && !(v = gate_decide(g, th->bound, v))) {
 		/* stay: no move; the work is charged where the thread is */
 		cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
 		return cur ? cur : vs_table_find(&g->tab, g->home);
@@ -751,11 +774,14 @@ gate_tick(struct gate *g)
 			queued += l->queued;
 		}
 	}
+	/* the params' bound, to the tick (10 ms while anything is held) */
+	if (g->nheld && hold_expire(g, now))
+		busy = 1;
 	if (now - last_slow >= 100000000ull) {
 		last_slow = now;
 		for (pl = &g->listeners; (l = *pl);) {
 			tick_waiters(g, l, now);
-			if (!l->wait_head && !l->queued &&
+			if (!l->wait_head && !l->queued && !l->held &&
 			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
 				*pl = l->next;	/* the service may have closed it */
 				drop_listener(l);
@@ -836,6 +862,7 @@ gate_close_all(struct gate *g)
 
 	prof_dump();
 
+	hold_close(g, NULL);
 	while ((l = g->listeners)) {
 		while (l->wait_head)
 			waiter_del(g, l->wait_head);

@@ -15,6 +15,8 @@
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
  *   classify.c      classification through the socket gate's table
  *   unixpeer.c      classification of Unix peers by their socket's cgroup
+ *   hold.c          holding a connection until its FastCGI params arrive,
+ *                   classification by them (fcgi.c parses the records)
  *   wakeup.c        the wake-up connection for event-loop services
  *   vs-table.c      the VS table (from vsd or a file) and its refresh
  *   vs-table-vsd.c  the table from vsd's "gatetable" request
@@ -109,6 +111,11 @@ struct queued_conn {
 	uint32_t vs_id;
 	uint64_t t_enq;
 	int	 nonblock;	/* O_NONBLOCK is set on it now */
+	int	 by_content;	/* its VS came from its request's params (hold.c) */
+	/* hold.c, while it waits for its params (next/prev link the held ones) */
+	struct gated_listener *held_l;
+	uint32_t req_id;	/* the requester's VS id, 0 = unknown */
+	uint64_t deadline;	/* CLOCK_MONOTONIC ns: then it is served from home */
 	socklen_t peerlen;
 	struct sockaddr_storage peer;
 };
@@ -140,6 +147,7 @@ struct gated_listener {
 	struct vs_queue **heap;	/* non-empty queues only */
 	size_t	 nheap, capheap;
 	size_t	 queued;
+	size_t	 held;		/* connections of it waiting for their params (hold.c) */
 	struct pending_accept *wait_head, *wait_tail;
 	uint64_t last_use;
 };
@@ -259,6 +267,16 @@ struct gate {
 	uint32_t *id_of;		/* VS id per rules index (0: not in the table) */
 	size_t	 nid_of;
 	uint64_t decided[5];		/* decisions per enum rules_action */
+	/* hold.c: classification by the request's FastCGI params */
+	const char *svc_name;		/* the service's name, for rules_service_index() */
+	int	 svc_idx;		/* its index in the rules, -1: not declared */
+	int	 want_attrs;		/* the rules match request content for it */
+	unsigned attrs_timeout_ms;	/* how long a connection may wait for its params */
+	int	 hold_epfd;		/* epoll set of the held connections, if hold_open */
+	int	 hold_open;
+	struct queued_conn *held_head, *held_tail;	/* in arrival (deadline) order */
+	size_t	 nheld;
+	uint64_t held_total, by_content, attrs_nomatch, attrs_bad, attrs_timeout;
 };
 
 int gate_init(struct gate *g, int notify_fd);
@@ -267,6 +285,24 @@ size_t gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */
 void gate_listener_ready(struct gate *g, struct gated_listener *l);
+/* The requester's VS by the socket gate's table; NULL: unknown or gone. */
+struct gate_vs *gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c);
+/* Queue c as v's (home's if v is NULL), as drain() does. */
+void gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *c,
+    struct gate_vs *v, uint64_t now);
+/* Connections were queued outside a drain: serve the waiters, or make an
+ * event loop's listener readable. */
+void gate_released(struct gate *g, struct gated_listener *l);
+
+/* --- hold.c --- */
+/* Hold c until its params arrive, or classify it now if they are here. */
+void hold_add(struct gate *g, struct gated_listener *l, struct queued_conn *c, uint64_t now);
+/* The held set is readable: classify what completed. */
+void gate_hold_ready(struct gate *g);
+/* Serve from home what waited past the bound; 1 if anything is still held. */
+int hold_expire(struct gate *g, uint64_t now);
+/* Close every held connection of l (NULL: of every listener). */
+void hold_close(struct gate *g, struct gated_listener *l);
 /* Periodic work; returns the next timer period in ms. */
 unsigned gate_tick(struct gate *g);
 void gate_refresh(struct gate *g, int force);
@@ -290,6 +326,15 @@ int gate_rules_load_file(const char *path, struct rules **rs);
  * no rules from vsd: req, with no lookup.
  */
 struct gate_vs *gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req);
+struct rules_req_attrs;
+/*
+ * The VS a request belongs to by its content (rules_query_attrs() for this
+ * service, the caller taken as the home VS: which thread will serve it is
+ * not known while it is queued); NULL when no content rule or site matches.
+ * A VS of the file that vsd does not have: home.
+ */
+struct gate_vs *gate_decide_attrs(struct gate *g, struct gate_vs *req,
+    const struct rules_req_attrs *a);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

@@ -18,6 +18,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/classify.c \
 	gates/accept/fcgi.h \
 	gates/accept/fcgi.c \
+	gates/accept/hold.c \
 	gates/accept/wakeup.c \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \

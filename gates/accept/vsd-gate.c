@@ -50,7 +50,7 @@
 
 
 /* the supervisor's poll set; the listeners with waiters follow */
-enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_OUTPUT, P_FIRST };
+enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_OUTPUT, P_HOLD, P_FIRST };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
@@ -254,6 +254,7 @@ gate_setup(struct supervisor *sv)
 	share_init(sv->o.window_ms);
 	g->vsd_socket = sv->o.vsd_socket;
 	g->table_file = sv->o.table_file;
+	g->svc_name = sv->o.name;	/* before the rules: which are this service's */
 	gate_refresh(g, 1);
 	if (g->tab.n == 0)
 		fatalx("no VS table from %s", sv->o.vsd_socket ? sv->o.vsd_socket : sv->o.table_file);
@@ -499,6 +500,9 @@ poll_set(struct supervisor *sv)
 	sv->pfd[P_TIMER] = (struct pollfd){ .fd = sv->tfd, .events = POLLIN };
 	sv->pfd[P_STATUS] = (struct pollfd){ .fd = sv->stfd, .events = POLLIN };
 	sv->pfd[P_OUTPUT] = (struct pollfd){ .fd = sv->st.out_fd, .events = POLLIN };
+	/* connections waiting for their FastCGI params (hold.c) */
+	sv->pfd[P_HOLD] = (struct pollfd){ .fd = running && sv->g.nheld ? sv->g.hold_epfd : -1,
+	    .events = POLLIN };
 	for (size_t k = 0; k < nl; k++)
 		sv->pfd[P_FIRST + k] = (struct pollfd){ .fd = sv->ls[k]->fd, .events = POLLIN };
 	return nl;
@@ -608,6 +612,10 @@ serve(struct supervisor *sv)
 		struct pollfd *pfd;
 		int n;
 
+		/* a held connection's bound is checked on ticks (hold.c) */
+		if (sv->g.nheld && sv->period > 10)
+			arm_timer(sv->tfd, sv->period = 10);
+
 		PROF_BEGIN();
 		n = poll(sv->pfd, P_FIRST + nl, -1);
 		PROF_MARK(PROF_POLL);
@@ -621,6 +629,8 @@ serve(struct supervisor *sv)
 		for (k = 0; k < nl; k++)
 			if (pfd[P_FIRST + k].revents)
 				gate_listener_ready(&sv->g, sv->ls[k]);
+		if (pfd[P_HOLD].revents & POLLIN)
+			gate_hold_ready(&sv->g);
 		if (pfd[P_NOTIFY].revents & POLLIN)
 			gate_notify(&sv->g);
 		else if (pfd[P_NOTIFY].revents & (POLLHUP | POLLERR))

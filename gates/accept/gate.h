@@ -277,6 +277,7 @@ struct gate {
 	struct queued_conn *held_head, *held_tail;	/* in arrival (deadline) order */
 	size_t	 nheld;
 	uint64_t held_total, by_content, attrs_nomatch, attrs_bad, attrs_timeout;
+	uint64_t attrs_waited;		/* params not there when drained: waited in epoll */
 };
 
 int gate_init(struct gate *g, int notify_fd);

@@ -145,6 +145,7 @@ hold_add(struct gate *g, struct gated_listener *l, struct queued_conn *c, uint64
 		gate_enqueue(g, l, c, requester(g, c), now);
 		return;
 	}
+	g->attrs_waited++;
 	c->deadline = now + (uint64_t)g->attrs_timeout_ms * 1000000ull;
 	c->held_l = l;
 	c->next = NULL;

@@ -121,9 +121,11 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
 	    g->sync_wakeup ? "true" : "false");
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
-	    "\"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, \"timed_out\": %llu}",
+	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
+	    "\"timed_out\": %llu}",
 	    g->want_attrs ? "true" : "false", g->attrs_timeout_ms, g->nheld,
-	    (unsigned long long)g->held_total, (unsigned long long)g->by_content,
+	    (unsigned long long)g->held_total, (unsigned long long)g->attrs_waited,
+	    (unsigned long long)g->by_content,
 	    (unsigned long long)g->attrs_nomatch, (unsigned long long)g->attrs_bad,
 	    (unsigned long long)g->attrs_timeout);
 	bind_stats(&nb, &p50, &p99, &max);

@@ -4,11 +4,16 @@
  * client that drives it over loopback (benchmarks/accept-cost runs both,
  * with and without the gate, in one run).
  *
- *   acceptbench server
+ *   acceptbench server [-f]
  *     listens on 127.0.0.1 (port chosen by the kernel, printed as "port N"),
  *     then accepts with a plain blocking accept() and closes each connection
  *     at once. It knows nothing about the gate: the same binary is run
- *     ungated and under `vsctl run --gate accept`.
+ *     ungated and under `vsctl run --gate accept`. With -f it first reads
+ *     the whole FastCGI request the clients' -f sends.
+ *   -f (seq, conc): after connect(), send what Apache's mod_proxy_fcgi sends
+ *     first for a PHP page (BEGIN_REQUEST, about 600 bytes of PARAMS with
+ *     HTTP_HOST a.example, the empty PARAMS and STDIN records), in one write:
+ *     what the accept gate peeks at when it classifies by params.
  *   acceptbench seq -p PORT [-P PORT2] [-n N] [-w WARMUP] [-o RAWFILE]
  *     one connection at a time; per connection the time from connect() to
  *     the server's FIN (read() returns 0). Prints
@@ -39,6 +44,62 @@
 
 static uint16_t port, port2;
 static unsigned duration_s = 2;
+static uint8_t fcgi_req[1024];
+static size_t fcgi_len;		/* 0: no -f */
+
+/* One FastCGI record into fcgi_req. */
+static void
+fcgi_rec(unsigned type, const uint8_t *c, size_t clen)
+{
+	uint8_t *h = fcgi_req + fcgi_len;
+
+	h[0] = 1;
+	h[1] = (uint8_t)type;
+	h[2] = 0;
+	h[3] = 1;
+	h[4] = (uint8_t)(clen >> 8);
+	h[5] = (uint8_t)clen;
+	h[6] = h[7] = 0;
+	memcpy(h + 8, c, clen);
+	fcgi_len += 8 + clen;
+}
+
+/* The request of -f: the params Apache sends for a PHP page, in its order. */
+static void
+fcgi_build(void)
+{
+	static const char *const env[][2] = {
+		{ "HTTP_HOST", "a.example" }, { "HTTP_USER_AGENT", "acceptbench/1" },
+		{ "HTTP_ACCEPT", "*/*" }, { "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" },
+		{ "SERVER_SIGNATURE", "" }, { "SERVER_SOFTWARE", "Apache/2.4.62 (Debian)" },
+		{ "SERVER_NAME", "a.example" }, { "SERVER_ADDR", "127.0.0.1" }, { "SERVER_PORT", "80" },
+		{ "REMOTE_ADDR", "127.0.0.1" }, { "DOCUMENT_ROOT", "/srv/a" },
+		{ "REQUEST_SCHEME", "http" }, { "CONTEXT_PREFIX", "" },
+		{ "CONTEXT_DOCUMENT_ROOT", "/srv/a" }, { "SERVER_ADMIN", "[no address given]" },
+		{ "SCRIPT_FILENAME", "proxy:fcgi://localhost/srv/a/ad.php" },
+		{ "REMOTE_PORT", "40912" }, { "GATEWAY_INTERFACE", "CGI/1.1" },
+		{ "SERVER_PROTOCOL", "HTTP/1.1" }, { "REQUEST_METHOD", "GET" },
+		{ "QUERY_STRING", "" }, { "REQUEST_URI", "/ad.php" }, { "SCRIPT_NAME", "/ad.php" },
+	};
+	static const uint8_t begin[8] = { 0, 1 };
+	uint8_t p[900];
+	size_t n = 0, i;
+
+	fcgi_len = 0;
+	fcgi_rec(1, begin, sizeof(begin));
+	for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+		size_t nl = strlen(env[i][0]), vl = strlen(env[i][1]);
+
+		p[n++] = (uint8_t)nl;
+		p[n++] = (uint8_t)vl;
+		memcpy(p + n, env[i][0], nl);
+		memcpy(p + n + nl, env[i][1], vl);
+		n += nl + vl;
+	}
+	fcgi_rec(4, p, n);
+	fcgi_rec(4, NULL, 0);
+	fcgi_rec(5, NULL, 0);
+}
 
 static uint64_t
 now_ns(void)
@@ -50,7 +111,7 @@ now_ns(void)
 }
 
 static int
-server(void)
+server(int readreq)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t al = sizeof(a);
@@ -68,7 +129,14 @@ server(void)
 	fflush(stdout);
 	for (;;) {
 		int fd = accept(lfd, NULL, NULL);
+		uint8_t buf[sizeof(fcgi_req)];
+		size_t got = 0;
+		ssize_t k;
 
+		/* -f: the request first, or our close would reset the connection */
+		while (fd >= 0 && readreq && got < fcgi_len &&
+		    ((k = read(fd, buf, sizeof(buf))) > 0 || (k < 0 && errno == EINTR)))
+			got += k > 0 ? (size_t)k : 0;
 		if (fd >= 0)
 			close(fd);
 		else if (errno != EINTR && errno != ECONNABORTED) {
@@ -92,6 +160,8 @@ one_conn(uint16_t to)
 		return -errno;
 	if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0)
 		r = -errno;
+	else if (fcgi_len && write(fd, fcgi_req, fcgi_len) != (ssize_t)fcgi_len)
+		r = -EIO;
 	else if ((n = read(fd, &c, 1)) != 0)
 		r = n < 0 ? -errno : -EPROTO;
 	close(fd);
@@ -225,9 +295,9 @@ conc(unsigned nthreads)
 static void __attribute__((noreturn))
 usage(void)
 {
-	fprintf(stderr, "usage: acceptbench server\n"
-	    "       acceptbench seq -p PORT [-P PORT2] [-n N] [-w WARMUP] [-o RAWFILE]\n"
-	    "       acceptbench conc -p PORT [-j THREADS] [-d SECONDS]\n");
+	fprintf(stderr, "usage: acceptbench server [-f]\n"
+	    "       acceptbench seq -p PORT [-P PORT2] [-n N] [-w WARMUP] [-o RAWFILE] [-f]\n"
+	    "       acceptbench conc -p PORT [-j THREADS] [-d SECONDS] [-f]\n");
 	exit(2);
 }
 
@@ -241,11 +311,14 @@ main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	mode = argv[1];
+	fcgi_build();
 	if (strcmp(mode, "server") == 0)
-		return server();
+		return server(argc > 2 && strcmp(argv[2], "-f") == 0);
+	fcgi_len = 0;
 	optind = 2;
-	while ((c = getopt(argc, argv, "p:P:n:w:o:j:d:")) != -1) {
+	while ((c = getopt(argc, argv, "p:P:n:w:o:j:d:f")) != -1) {
 		switch (c) {
+		case 'f': fcgi_build(); break;
 		case 'p': port = (uint16_t)atoi(optarg); break;
 		case 'P': port2 = (uint16_t)atoi(optarg); break;
 		case 'n': n = (unsigned)atoi(optarg); break;

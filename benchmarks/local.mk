@@ -8,6 +8,8 @@
 #                        two name-based sites, PHP-FPM on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   accept-cost          the accept gate's cost per accept (acceptbench.c)
+#   accept-attrs-cost    what classifying by FastCGI params adds per accept
+#   fcgi-peek            its peek and parse alone (fcgi-peek.c)
 #   unix-peer-cost       classifying a Unix peer, against a TCP accept
 #   connrate             the socket gate's cost per connection (connrate.c)
 #   rules-scale          rule files at scale; the gate's decision cost
@@ -47,10 +49,16 @@ benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 noinst_PROGRAMS += benchmarks/unix-peer-cost
 benchmarks_unix_peer_cost_SOURCES = benchmarks/unix-peer-cost.c
 benchmarks_unix_peer_cost_LDADD = $(GATEACCEPT_LIBS)
+# The gate's peek and parse of a FastCGI request (gates/accept/fcgi.c);
+# results: benchmarks/results/accept-gate-attrs.md.
+noinst_PROGRAMS += benchmarks/fcgi-peek
+benchmarks_fcgi_peek_SOURCES = benchmarks/fcgi-peek.c
+benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
-	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting
+	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting \
+	benchmarks/accept-attrs-cost
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
@@ -64,10 +72,11 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
 	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
-	benchmarks/results/rules-fuzz.md
+	benchmarks/results/rules-fuzz.md \
+	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png
-CLEANFILES += cpushare.csv scale.csv accept-cost.csv
+CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv

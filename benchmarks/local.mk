@@ -73,10 +73,12 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
 	benchmarks/results/rules-fuzz.md \
-	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv
+	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv \
+	benchmarks/results/hosting.md
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
-	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png
+	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png \
+	benchmarks/results/hosting.csv benchmarks/results/hosting.png
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv

@@ -22,7 +22,7 @@ sed 's/^/# /' "$tmp/h.log"
 csv=$tmp/h/hosting.csv
 check "hosting: exit status 0" test $rc = 0
 check "hosting: CSV rows well formed" awk -F, 'NR == 1 { next }
-     NF != 18 || ($1 != "shared" && $1 != "per-site") { bad = 1 }
+     NF != 18 || ($1 != "shared" && $1 != "gated" && $1 != "per-site") { bad = 1 }
      { for (i = 2; i <= NF; i++) if ($i !~ /^-?[0-9]+(\.[0-9]+)?$/) bad = 1 }
      END { exit bad || NR < 3 }' "$csv"
 # both sites served, static and PHP pages, without errors
@@ -31,6 +31,7 @@ served() {
 	     END { exit !ok }' "$csv"
 }
 check "shared: both sites' static and PHP pages served" served shared
+check "gated: both sites' static and PHP pages served" served gated
 check "per-site: both sites' static and PHP pages served" served per-site
 # One cgroup for both sites, and no VS: where the benchmark runs (its
 # "outside" cgroup on hybrid hosts, its own cgroup on pure v2).
@@ -40,13 +41,18 @@ shared_outside() {
 	[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != none ] && ! [[ $a =~ /(www1|www2|front|loadgen)$ ]]
 }
 check "shared: both sites' PHP ran in one pool outside every VS" shared_outside
+# one pool, and yet each site's PHP in its own VS: the sites' rules at work
+check "gated: each site's PHP ran in its own VS, from the one shared pool" \
+    grep -Eq "gated: site A's PHP ran in /[^ ]*/www1, site B's in /[^ ]*/www2$" "$tmp/h.log"
 check "per-site: each site's PHP ran in its own VS" \
     grep -Eq "per-site: site A's PHP ran in /[^ ]*/www1, site B's in /[^ ]*/www2$" "$tmp/h.log"
 # The memory each mode's pools took, a positive number of kB.
 check "memory of the pools reported for each mode" eval \
     'grep -Eq "^shared rep 1: PHP-FPM pools. PSS [1-9][0-9]* kB" "$tmp/h/hosting-memory.txt" &&
+     grep -Eq "^gated rep 1: PHP-FPM pools. PSS [1-9][0-9]* kB" "$tmp/h/hosting-memory.txt" &&
      grep -Eq "^per-site rep 1: PHP-FPM pools. PSS [1-9][0-9]* kB" "$tmp/h/hosting-memory.txt"'
 check "hosting: summary printed" grep -q "A(per-site) / A(shared)" "$tmp/h.log"
+check "hosting: the gated ratios printed" grep -Eq "A\(gated\) / A\(per-site\).* [0-9]+\.[0-9]+ " "$tmp/h.log"
 
 read -r cg run < <(sed -n 's/.*cgroups: \([^;]*\); scratch: \(.*\)/\1 \2/p' "$tmp/h.log")
 check "no cgroups left behind" eval '[ -n "$cg" ] && ! VSH_ROOT=$cg vsh_dirs | grep -q . &&

@@ -19,7 +19,6 @@ POOL=/etc/php/8.2/fpm/pool.d/www.conf
 	skip_all "apache2 with mod_proxy_fcgi is not installed (scripts/deps.sh --test installs it)"
 [ -x "$PHP_FPM" ] && [ -r "$POOL" ] ||
 	skip_all "php8.2-fpm is not installed (scripts/deps.sh --test installs it)"
-command -v curl >/dev/null || skip_all "curl is not installed (scripts/deps.sh --test installs it)"
 
 rules_dir
 RUN=$R/run
@@ -75,12 +74,19 @@ vsctl exec front -- "$APACHE" -f "$RUN/front/httpd.conf" -k start
 on_exit "$APACHE -f $RUN/front/httpd.conf -k stop; sleep 1; kill -KILL \$(cat $RUN/front/httpd.pid)"
 check "Apache listens" wait_until bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT"
 
-# where HOST N: the VS of each of N requests for HOST's script, one per line
+# get HOST PATH: the body of an HTTP/1.0 GET with that Host header
+get() {
+	exec 9<>"/dev/tcp/127.0.0.1/$PORT" || return 1
+	printf 'GET %s HTTP/1.0\r\nHost: %s\r\n\r\n' "$2" "$1" >&9
+	timeout 20 sed '1,/^\r$/d' <&9
+	exec 9<&-
+}
+# where HOST N: the VSs N requests for HOST's script ran in, counted
 # (the v1 cpu hierarchy on hybrid hosts, the cgroup2 line on pure v2)
 where() {
 	local i
 	for i in $(seq "$2"); do
-		curl -s -m 20 -H "Host: $1" "http://127.0.0.1:$PORT/cg.php" |
+		get "$1" /cg.php |
 			awk -F: '$2 ~ /(^|,)cpu(,|$)/ { c = $3 } $2 == "" { u = $3 }
 			     END { p = c != "" ? c : u; sub(".*/", "", p); print p == "" ? "none" : p }'
 	done | sort | uniq -c | awk '{ printf "%s%s:%s", n++ ? " " : "", $2, $1 } END { print "" }'

@@ -5,7 +5,7 @@
 # GATE_UNIX=1 (tests/gate-unix-semantics.sh) on a Unix stream listener.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-plan 23
+plan $([ -n "${GATE_ATTRS:-}" ] && echo 25 || echo 23)
 
 mk_vs home 1 2000 && mk_vs www1 2 4000 && mk_vs www2 3 4000 || { nok "create VS cgroups"; exit 1; }
 
@@ -47,6 +47,24 @@ sleep 0.1
 timeout 10 "$CLIENT" -p "$PORT" -n 5 -j 5 > "$W/ev.c"
 check "event loop: 5 connections queued behind a busy server all served" grep -q "ok 5 bad 0" "$W/ev.c"
 wait $BUSY
+if [ -n "${GATE_ATTRS:-}" ]; then
+	# a client that writes 100 ms after connect(): the gate holds it (the
+	# event loop's accept gets EAGAIN meanwhile), queues it when its bytes
+	# come and wakes the event loop, which serves it
+	timeout 10 python3 -c 'import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+time.sleep(0.1)
+s.sendall(b"id 1\n")
+d = b""
+while True:
+    c = s.recv(4096)
+    if not c:
+        break
+    d += c
+sys.stdout.write(d.decode())' "$PORT" > "$W/ev.late"
+	check "event loop: a client slow to send is held, then served" grep -q "^seq=.* req=id 1" "$W/ev.late"
+	check "event loop: it waited for its first bytes in the gate" [ "$(stat_field waited)" -ge 1 ]
+fi
 gate_stop
 
 # --- accept4 flags

@@ -24,7 +24,7 @@ rules_dir
 RUN=$R/run
 mkdir -p "$RUN/a" "$RUN/b" "$RUN/front" && chmod -R 0755 "$RUN"
 PORT=$((30000 + $$ % 20000))
-BOUND_MS=8000
+BOUND_MS=10000	# the most a rule file may say: room for a slow VM (TCG)
 
 vsd_start || { fail "vsd starts"; done_testing; }
 
@@ -122,9 +122,12 @@ check "the gate holds it, waiting for its params" wait_until attr_is held 1
 home_served() { svc fpm "['vs']" | python3 -c 'import json, sys
 print(sum(v["served"] for v in json.load(sys.stdin) if v["name"] == "php"))'; }
 home0=$(home_served)
-is "$(where a.example 10) $(where b.example 10)" "www1:10 www2:10" "20 requests behind it are served, each in its site's VS"
-is "$(attr held):$(attr timed_out)" "1:0" \
-    "they did not wait for it: it is still held, the ${BOUND_MS} ms bound not reached"
+# one request passes it while it is held (the bound not reached: it did not
+# wait for the silent one), then 20 more; a VM under TCG takes seconds for
+# those, so only the first is checked against the bound
+is "$(where a.example 1):$(attr held):$(attr timed_out)" "www1:1:1:0" \
+    "a request behind it is served in its site's VS while it is still held"
+is "$(where a.example 10) $(where b.example 10)" "www1:10 www2:10" "20 requests more are served, each in its site's VS"
 check "after the bound it is handed over" wait_until attr_is timed_out 1
 home1=$(home_served)
 is "$((home1 - home0))" 1 "served from the home VS (php)"

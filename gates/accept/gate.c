@@ -3,8 +3,8 @@
  * One accept()/accept4() notification, with the semantics of the real call:
  *
  * - not a TCP or Unix stream listening socket (or not a socket): the
- *   kernel runs the call unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE is safe here: we make no
- *   security decision, only a scheduling one);
+ *   kernel runs the call unchanged (SECCOMP_USER_NOTIF_FLAG_CONTINUE is
+ *   safe here: we make no security decision, only a scheduling one);
  * - a connection is queued: it is handed over at once;
  * - nothing queued, O_NONBLOCK listener: EAGAIN;
  * - nothing queued, blocking: the notification stays pending (the caller

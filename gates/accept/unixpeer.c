@@ -10,7 +10,7 @@
  * close (CAP_BPF, which the supervisor keeps: Linux 6.1 refuses every bpf()
  * call without it while unprivileged BPF is off). If the kernel cannot load
  * it (no BTF, older than 6.1), Unix connections are served in the home VS,
- * as unknown TCP connections are, and we say so once.
+ * as unknown TCP connections are, and we say so at the first one.
  */
 #include "config.h"
 
@@ -31,6 +31,7 @@
 static struct unixpeer_bpf *skel;
 static struct bpf_link *iter_link;
 static int failed;		/* -errno of the load, once it failed */
+static int warned;
 
 int
 unixpeer_init(void)
@@ -56,9 +57,10 @@ unixpeer_init(void)
 	}
 	return 0;
 fail:
+	/* said when a Unix listener first needs it: a TCP-only service on an
+	 * older kernel has nothing to be warned about */
 	failed = r;
-	log_warnx("Unix socket peers cannot be classified on this kernel (%s): their "
-	    "connections are served in the home VS", strerror(-r));
+	log_debug("Unix peer iterator: %s", strerror(-r));
 	return r;
 }
 
@@ -70,8 +72,12 @@ peer_cgroups(int fd, uint64_t *ids)
 	ssize_t n;
 	int ifd, i;
 
-	if (!skel || fd < 0)
+	if (!skel || fd < 0) {
+		if (failed && !warned++)
+			log_warnx("Unix socket peers cannot be classified on this kernel (%s): "
+			    "their connections are served in the home VS", strerror(-failed));
 		return 0;
+	}
 	skel->bss->fd_lo = skel->bss->fd_hi = (__u32)fd;
 	if ((ifd = bpf_iter_create(bpf_link__fd(iter_link))) < 0)
 		return 0;

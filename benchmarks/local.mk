@@ -74,7 +74,8 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
 	benchmarks/results/rules-fuzz.md \
 	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv \
-	benchmarks/results/hosting.md
+	benchmarks/results/hosting.md benchmarks/results/rules-attrs.md \
+	benchmarks/results/rules-attrs.csv
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \

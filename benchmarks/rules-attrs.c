@@ -10,8 +10,11 @@
  *           DOCUMENT_ROOT /var/www/sNNNNN, SCRIPT_FILENAME .../index.php
  *   host:   only a host, with a port: sNNNNN.example:8080
  *   miss:   a site the file does not have (the default vhost's docroot)
+ * For scale, the floor of what a linear scan would cost: one strcmp of the
+ * host against every binding's pattern (no normalisation, no docroots),
+ * on QUERIES / 100 requests.
  * Prints one CSV line per N, kind and repetition:
- * n_sites,kind,rep,ns_per_query,ns_per_baseline
+ * n_sites,kind,rep,ns_per_query,ns_per_baseline,ns_per_scan_floor
  *   rules-attrs [REPS]
  */
 #include "config.h"
@@ -86,52 +89,79 @@ make_reqs(struct rules *rs, struct req *r, int n, const char *kind)
 	}
 }
 
+/* One repetition of one kind on one file: the three loops, one CSV line. */
+static long
+run(struct rules *rs, const struct req *r, int n, const char *kind, int rep)
+{
+	int php = rules_vs_index(rs, "php"), fe = rules_vs_index(rs, "fe");
+	double t0, t1, t2, t3;
+	unsigned x = 777;
+	long i, sink = 0;
+
+	t0 = now_ns();
+	for (i = 0; i < QUERIES; i++) {
+		const struct rules_req_attrs *a;
+
+		x = x * 1103515245u + 12345u;
+		a = &r[(x >> 8) % NREQ].a;
+		sink += (long)strlen(a->host) + (long)(a->docroot ? strlen(a->docroot) : 0) +
+		    (long)(a->script ? strlen(a->script) : 0);
+	}
+	t1 = now_ns();
+	for (i = 0; i < QUERIES; i++) {
+		x = x * 1103515245u + 12345u;
+		sink += rules_query_attrs(rs, 0, php, fe, &r[(x >> 8) % NREQ].a);
+	}
+	t2 = now_ns();
+	for (i = 0; i < QUERIES / 100; i++) {
+		const char *h;
+		size_t c;
+
+		x = x * 1103515245u + 12345u;
+		h = r[(x >> 8) % NREQ].a.host;
+		for (c = 0; c < rs->ncrules; c++)
+			if (strcmp(h, rs->crules[c].pat) == 0)
+				break;
+		sink += (long)c;
+	}
+	t3 = now_ns();
+	printf("%d,%s,%d,%.1f,%.1f,%.1f\n", n, kind, rep, (t2 - t1) / QUERIES,
+	       (t1 - t0) / QUERIES, (t3 - t2) / (QUERIES / 100));
+	fflush(stdout);
+	return sink;
+}
+
+/*
+ * The sizes take turns within each repetition, so a change in the machine's
+ * load (it is shared) falls on all of them alike.
+ */
 int
 main(int argc, char **argv)
 {
 	static const int sizes[] = { 10, 1000, 10000 };
 	static const char *const kinds[] = { "apache", "host", "miss" };
 	int reps = argc > 1 ? atoi(argv[1]) : 5, s, k, rep;
-	struct req *r = calloc(NREQ, sizeof(*r));
+	struct rules *rs[3];
+	struct req *r[3][3];
 	volatile long sink = 0;
 
-	if (!r)
-		return 1;
-	printf("n_sites,kind,rep,ns_per_query,ns_per_baseline\n");
-	for (s = 0; s < (int)(sizeof(sizes) / sizeof(sizes[0])); s++) {
-		struct rules *rs = make(sizes[s]);
-		int php = rules_vs_index(rs, "php"), fe = rules_vs_index(rs, "fe");
-
+	for (s = 0; s < 3; s++) {
+		rs[s] = make(sizes[s]);
 		for (k = 0; k < 3; k++) {
-			make_reqs(rs, r, sizes[s], kinds[k]);
-			for (rep = 0; rep < reps; rep++) {
-				double t0, t1, t2;
-				unsigned x = 777;
-				long i;
-
-				t0 = now_ns();
-				for (i = 0; i < QUERIES; i++) {
-					const struct rules_req_attrs *a;
-
-					x = x * 1103515245u + 12345u;
-					a = &r[(x >> 8) % NREQ].a;
-					sink += (long)strlen(a->host) +
-					    (long)(a->docroot ? strlen(a->docroot) : 0) +
-					    (long)(a->script ? strlen(a->script) : 0);
-				}
-				t1 = now_ns();
-				for (i = 0; i < QUERIES; i++) {
-					x = x * 1103515245u + 12345u;
-					sink += rules_query_attrs(rs, 0, php, fe, &r[(x >> 8) % NREQ].a);
-				}
-				t2 = now_ns();
-				printf("%d,%s,%d,%.1f,%.1f\n", sizes[s], kinds[k], rep,
-				       (t2 - t1) / QUERIES, (t1 - t0) / QUERIES);
-				fflush(stdout);
-			}
+			if (!(r[s][k] = calloc(NREQ, sizeof(struct req))))
+				return 1;
+			make_reqs(rs[s], r[s][k], sizes[s], kinds[k]);
 		}
-		rules_free(rs);
 	}
-	free(r);
+	printf("n_sites,kind,rep,ns_per_query,ns_per_baseline,ns_per_scan_floor\n");
+	for (rep = 0; rep < reps; rep++)
+		for (k = 0; k < 3; k++)
+			for (s = 0; s < 3; s++)
+				sink += run(rs[s], r[s][k], sizes[s], kinds[k], rep);
+	for (s = 0; s < 3; s++) {
+		for (k = 0; k < 3; k++)
+			free(r[s][k]);
+		rules_free(rs[s]);
+	}
 	return sink == 42 ? 1 : 0;
 }

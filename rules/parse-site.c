@@ -27,6 +27,9 @@ star_inside(struct parser *p)
 {
 	size_t i;
 
+	/* the array ends with T_EOF: never look past it */
+	if (cur(p)->type == T_EOF)
+		return 0;
 	for (i = p->pos + 1; p->t.v[i].type != T_EOF && p->t.v[i].off == p->t.v[i - 1].end; i++) {
 		if (p->t.v[i].type == T_STAR) {
 			perr(p, &p->t.v[i], "a '*' in a host name may only start it, "

@@ -135,6 +135,8 @@ RULES_GOLDEN = \
 	tests/rules/err-service-user.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
+	tests/rules/err-site-eof.out \
+	tests/rules/err-site-eof.rules \
 	tests/rules/err-sites.out \
 	tests/rules/err-sites.rules \
 	tests/rules/err-syntax.out \

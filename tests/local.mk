@@ -102,6 +102,10 @@ dist_noinst_DATA += tests/gate-lib.sh
 RULES_GOLDEN = \
 	tests/rules/err-arity.out \
 	tests/rules/err-arity.rules \
+	tests/rules/err-net.out \
+	tests/rules/err-net.rules \
+	tests/rules/good-net.out \
+	tests/rules/good-net.rules \
 	tests/rules/err-cgroup-names.out \
 	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \

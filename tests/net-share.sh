@@ -41,8 +41,9 @@ for port in 5301 5302; do
 	inB iperf3 -s -p $port -B 198.18.0.2 >/dev/null 2>&1 &
 	SRV_PIDS="$SRV_PIDS $!"
 done
-wait_until inA bash -c 'exec 3<>/dev/tcp/198.18.0.2/5301 && exec 4<>/dev/tcp/198.18.0.2/5302' 2>/dev/null ||
-	{ fail "the receivers listen"; done_testing; }
+# listening: ss, not a connection (an iperf3 server takes one client at a time)
+listening() { [ "$(inB ss -Hltn 'sport = :5301 or sport = :5302' | wc -l)" = 2 ]; }
+wait_until listening || { fail "the receivers listen"; done_testing; }
 
 # mbit PORT SECONDS [VS]: what the receiver got, Mbit/s (first second left out)
 mbit() {
@@ -106,7 +107,7 @@ gm=$(cat "$VSD_TMP/gold")
 bm=$(cat "$VSD_TMP/bronze")
 split=$(python3 -c "print('%.1f' % (100 * ${gm:-0} / max(0.001, ${gm:-0} + ${bm:-0})))")
 diag "together: gold $gm Mbit/s, bronze $bm Mbit/s: gold has $split% (want 75%)"
-if in_range "$split" 70 80; then ok "split $split/$(python3 -c "print(100 - $split)") is 75/25 within 5 points"
+if in_range "$split" 70 80; then ok "split $split/$(python3 -c "print('%.1f' % (100 - $split))") is 75/25 within 5 points"
 else fail "split $split% for gold is 75% within 5 points"; fi
 if in_range "$(python3 -c "print(${gm:-0} + ${bm:-0})")" 0 "$cap * 1.05"; then ok "together within the cap"
 else fail "together $gm + $bm Mbit/s within the cap $cap"; fi
@@ -151,4 +152,27 @@ check "destroy gold" vctl destroy gold
 is "$(inA tc qdisc show dev nbw0 | grep -c '5d:')" 0 "the last VS took the qdisc with it"
 is "$(ls /sys/fs/bpf/vsd/$VSD_ROOT/ | grep -c netcls)" 0 "and the classifier's pin"
 check "destroy bronze" vctl destroy bronze
+
+# --- the same from a rule file (vsrules(5)): apply, a refused change, prune
+rules_dir
+w net.rules <<EOF
+vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
+vs rb cpu 5% net-share 40% dev nbw0 net-max $((cap / 2))M
+EOF
+check "apply a rule file with network shares" vctl apply "$R/net.rules"
+is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate")]')" \
+	"[40, $((cap / 2 * 1000000)), $((cap * 1000000))]" "rb's share, cap and the device's rate"
+is "$(inA tc class show dev nbw0 | grep -c 'parent 5d:1')" 3 "their classes"
+w over.rules <<EOF
+vs ra cpu 5% net-share 70% dev nbw0 dev-rate ${cap}M
+vs rb cpu 5% net-share 40% dev nbw0
+EOF
+bad "apply: shares over 100% on the device" "network shares on nbw0 sum to 110%" apply "$R/over.rules"
+is "$(vctl show ra --json | json 'd["net"]["share"]')" 60 "the refused apply changed nothing"
+w none.rules <<EOF
+vs other cpu 1%
+EOF
+check "apply --prune a file without them" vctl apply --prune "$R/none.rules"
+is "$(inA tc qdisc show dev nbw0 | grep -c '5d:')" 0 "the qdisc went with them"
+check "destroy other" vctl destroy other
 done_testing

@@ -33,6 +33,7 @@
 #include "gates/net/tc.h"
 #include "lib/log.h"
 #include "lib/netrate.h"
+#include "rules/rules.h"
 #include "netshare.h"
 
 #define NET_HANDLE	TC_HANDLE(NET_MAJOR, 0)
@@ -120,6 +121,21 @@ free_minor(const struct vsd *d, const char *dev, const struct vs *skip, uint16_t
 	return -ENOSPC;
 }
 
+/* A cap below the guaranteed rate: 1, and "RATE is below ..." in msg. */
+static int
+cap_below_share(const struct vs_net *n, char *msg, size_t len)
+{
+	uint64_t g = n->rate / BP_MAX * n->share;
+	char a[24], b[24], c[24], p[16];
+
+	if (!n->max || n->max >= g)
+		return 0;
+	snprintf(msg, len, "%s is below the guaranteed share (%s of %s is %s)",
+		 fmt_rate(n->max, a, sizeof(a)), fmt_percent(n->share, p, sizeof(p)),
+		 fmt_rate(n->rate, b, sizeof(b)), fmt_rate(g, c, sizeof(c)));
+	return 1;
+}
+
 /* --net-share P%|none and --net-max RATE|none into n. */
 static int
 parse_share_max(const struct request *req, struct vs_net *n, struct reply *rep)
@@ -153,7 +169,7 @@ net_opts_parse(struct vsd *d, const struct request *req, const struct vs *vs,
 {
 	const char *cmd = rep->cmd, *dev = req_get(req, "dev"), *rate = req_get(req, "dev-rate");
 	struct vs_net n = vs->net;
-	char a[16], b[16], c[24], e[24];
+	char a[16], b[16], c[24], why_cap[128];
 	uint64_t drate = 0;
 	const char *why;
 	unsigned others;
@@ -201,11 +217,8 @@ net_opts_parse(struct vsd *d, const struct request *req, const struct vs *vs,
 				 "%s (other VSs hold %s)", cmd, fmt_percent(n.share, a, sizeof(a)),
 				 n.dev, fmt_percent(BP_MAX - others, b, sizeof(b)),
 				 fmt_percent(others, c, sizeof(c)));
-	if (n.max && n.max < n.rate / BP_MAX * n.share)
-		return reply_err(rep, -EINVAL, "%s: --net-max %s is below the guaranteed share "
-				 "(%s of %s is %s)", cmd, fmt_rate(n.max, c, sizeof(c)),
-				 fmt_percent(n.share, a, sizeof(a)), fmt_rate(n.rate, b, sizeof(b)),
-				 fmt_rate(n.rate / BP_MAX * n.share, e, sizeof(e)));
+	if (cap_below_share(&n, why_cap, sizeof(why_cap)))
+		return reply_err(rep, -EINVAL, "%s: --net-max %s", cmd, why_cap);
 	if (!n.minor && free_minor(d, n.dev, vs, &n.minor) < 0)
 		return reply_err(rep, -ENOSPC, "%s: %s has no free class for another VS", cmd, n.dev);
 	*net = n;
@@ -375,10 +388,13 @@ leave(struct vsd *d, const struct vs *vs, const struct vs_net *old)
 int
 net_apply(struct vsd *d, struct vs *vs, const struct vs_net *old)
 {
-	int moved = old->dev[0] && (strcmp(old->dev, vs->net.dev) != 0 ||
-				    old->minor != vs->net.minor);
-	int r = 0;
+	int moved, r = 0;
 
+	/* a class on a device it is new on (rule files give none) */
+	if (vs->net.dev[0] && (!vs->net.minor || strcmp(old->dev, vs->net.dev) != 0) &&
+	    (r = free_minor(d, vs->net.dev, vs, &vs->net.minor)) < 0)
+		return r;
+	moved = old->dev[0] && (strcmp(old->dev, vs->net.dev) != 0 || old->minor != vs->net.minor);
 	if (moved)
 		leave(d, vs, old);
 	if (vs->net.dev[0] && (r = dev_sync(d, vs->net.dev, vs->net.rate)) < 0)
@@ -386,6 +402,93 @@ net_apply(struct vsd *d, struct vs *vs, const struct vs_net *old)
 	if (moved)
 		dev_sync(d, old->dev, 0);
 	release_if_unused(d);
+	return r;
+}
+
+int
+net_want(struct vsd *d, const struct rules *rs, const struct rules_vs *x, const struct vs *cur,
+	 struct vs_net *n, struct buf *errs)
+{
+	char why_cap[128];
+	uint64_t rate = 0;
+	size_t i;
+
+	memset(n, 0, sizeof(*n));
+	if (!(x->set & RULES_SET_NET_SHARE))
+		return 0;
+	n->share = x->net_share;
+	n->max = x->set & RULES_SET_NET_MAX ? x->net_max : 0;
+	if (x->dev[0])
+		memcpy(n->dev, x->dev, sizeof(n->dev));
+	else if (default_dev(n->dev, sizeof(n->dev)) < 0) {
+		buf_printf(errs, "VS '%s': no dev given, and there is no default route to take "
+			   "the interface from\n", x->name);
+		return -EINVAL;
+	}
+	if (!if_nametoindex(n->dev)) {
+		buf_printf(errs, "VS '%s': dev %s: no such interface\n", x->name, n->dev);
+		return -ENODEV;
+	}
+	for (i = 0; i < rs->nvs && !rate; i++)
+		if ((rs->vs[i].set & RULES_SET_DEV_RATE) && strcmp(rs->vs[i].dev, x->dev) == 0)
+			rate = rs->vs[i].dev_rate;
+	if (!rate)
+		dev_sum(d, n->dev, NULL, &rate);
+	if (!rate && !(rate = link_speed(n->dev))) {
+		buf_printf(errs, "VS '%s': the link speed of %s is unknown: give dev-rate\n",
+			   x->name, n->dev);
+		return -EINVAL;
+	}
+	n->rate = rate;
+	if (cap_below_share(n, why_cap, sizeof(why_cap))) {
+		buf_printf(errs, "VS '%s': net-max %s\n", x->name, why_cap);
+		return -EINVAL;
+	}
+	if (cur && strcmp(cur->net.dev, n->dev) == 0)
+		n->minor = cur->net.minor;
+	return 0;
+}
+
+int
+net_eq(const struct vs_net *a, const struct vs_net *b)
+{
+	return strcmp(a->dev, b->dev) == 0 && a->share == b->share && a->max == b->max &&
+	       a->rate == b->rate;
+}
+
+int
+net_admit_plan(struct vsd *d, const struct rules *rs, const struct vs_net *want, int prune,
+	       struct buf *errs)
+{
+	char a[16], b[16], c[16];
+	size_t i, j;
+	int r = 0;
+
+	for (i = 0; i < rs->nvs; i++) {
+		unsigned sum = 0, kept = 0;
+
+		if (!want[i].dev[0])
+			continue;
+		for (j = 0; j < i; j++)	/* each interface once */
+			if (strcmp(want[j].dev, want[i].dev) == 0)
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < rs->nvs; j++)
+			if (strcmp(want[j].dev, want[i].dev) == 0)
+				sum += want[j].share;
+		for (j = 0; !prune && j < d->reg.n; j++)
+			if (strcmp(d->reg.v[j]->net.dev, want[i].dev) == 0 &&
+			    rules_vs_index(rs, d->reg.v[j]->name) < 0)
+				kept += d->reg.v[j]->net.share;
+		if (sum + kept > BP_MAX) {
+			buf_printf(errs, "the network shares on %s would sum to %s: the file's %s "
+				   "plus %s of VSs it does not name\n", want[i].dev,
+				   fmt_percent(sum + kept, a, sizeof(a)), fmt_percent(sum, b, sizeof(b)),
+				   fmt_percent(kept, c, sizeof(c)));
+			r = -EINVAL;
+		}
+	}
 	return r;
 }
 

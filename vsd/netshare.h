@@ -16,6 +16,9 @@
 #define NET_MINOR_FIRST	0x10	/* the VSs' classes */
 #define NET_MINOR_LAST	0xffef
 
+struct rules;
+struct rules_vs;
+
 int net_opts_given(const struct request *req);
 /*
  * The network options of create/set into *net, which starts as vs's
@@ -30,6 +33,22 @@ int net_opts_parse(struct vsd *d, const struct request *req, const struct vs *vs
  * before (dev "" for nothing). Other VSs on the device take its rate.
  */
 int net_apply(struct vsd *d, struct vs *vs, const struct vs_net *old);
+/*
+ * What a rule file's VS x wants (vsctl apply), resolved as net_opts_parse
+ * does: the default route's interface, the interface's rate (x's, another
+ * VS's of the file or of vsd on it, else its link speed); cur is the VS
+ * now, or NULL. -errno with a line in errs.
+ */
+int net_want(struct vsd *d, const struct rules *rs, const struct rules_vs *x,
+	     const struct vs *cur, struct vs_net *n, struct buf *errs);
+/* The same settings, the class aside. */
+int net_eq(const struct vs_net *a, const struct vs_net *b);
+/*
+ * Admission for an apply: want[i] for the file's VS i, plus the shares of
+ * the VSs the file does not name (unless they are pruned), per interface.
+ */
+int net_admit_plan(struct vsd *d, const struct rules *rs, const struct vs_net *want, int prune,
+		   struct buf *errs);
 /* vs leaves its device (destroy); its qdisc goes with the last VS on it. */
 void net_remove(struct vsd *d, struct vs *vs);
 /* At start: make the devices hold what the state says, adopting what is there. */

@@ -7,6 +7,8 @@
 #   hosting              Figure 12 on Debian's stack: one Apache front end,
 #                        two name-based sites, PHP-FPM on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
+#   netshare             network-share fidelity: two VSs, iperf3, a veth
+#                        between two namespaces
 #   accept-cost          the accept gate's cost per accept (acceptbench.c)
 #   connrate             the socket gate's cost per connection (connrate.c)
 #   rules-scale          rule files at scale; the gate's decision cost
@@ -37,7 +39,7 @@ benchmarks_cgroup_floor_LDADD = lib/libvsd.a
 benchmarks_gate_decision_SOURCES = benchmarks/gate-decision.c
 benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
-dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
+dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
@@ -45,6 +47,7 @@ dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/sit
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
+	benchmarks/results/netshare.md benchmarks/results/netshare.csv \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md \
 	benchmarks/results/insulation.md benchmarks/results/rules-scale.md benchmarks/results/scale.md \
 	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
@@ -59,4 +62,4 @@ dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulat
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png
-CLEANFILES += cpushare.csv scale.csv accept-cost.csv
+CLEANFILES += cpushare.csv netshare.csv scale.csv accept-cost.csv

@@ -61,9 +61,8 @@ in_range() { python3 -c "import sys; sys.exit(0 if $2 <= $1 <= $3 else 1)"; }
 
 raw=$(mbit 5301 3)
 cap=200
-in_range "${raw:-0}" 1000 1e9 || cap=$(python3 -c "print(int(${raw:-0} / 5))")
+in_range "${raw:-0}" 4000 1e9 || cap=$(python3 -c "print(max(2, int(${raw:-0} / 20)))")
 diag "the veth carries $raw Mbit/s unshaped; the cap is $cap Mbit/s"
-[ "$cap" -ge 5 ] || { fail "the veth carries enough to measure ($raw Mbit/s)"; done_testing; }
 
 # --- bad input: a clear error, nothing changes
 qdisc() { inA tc qdisc show dev nbw0 | head -1; }
@@ -95,16 +94,25 @@ bad "admission on set" "more than is left: 25%" set bronze --net-share 30%
 is "$(vctl show bronze --json | json 'd["net"]["share"]')" 25 "the refused set changed nothing"
 like "$(qdisc)" "^qdisc htb 5d: root" "vsd put its HTB qdisc on nbw0"
 is "$(inA tc class show dev nbw0 | grep -c 'parent 5d:1')" 3 "a class per VS and one for the rest"
-is "$(vctl show gold --json | json 'd["net"]["dev_rate"]')" $((cap * 1000000)) "gold's device rate"
+is "$(vctl show bronze --json | json 'd["net"]["dev_rate"]')" $((cap * 1000000)) "the device's rate, given with gold"
 
-# both at once: each VS's sender in its VS
-mbit 5301 6 gold >"$VSD_TMP/gold" &
-g=$!
-mbit 5302 6 bronze >"$VSD_TMP/bronze" &
-b=$!
-wait $g $b
-gm=$(cat "$VSD_TMP/gold")
-bm=$(cat "$VSD_TMP/bronze")
+# both at once: each VS's sender in its VS. If the two together do not
+# fill the cap, the CPU, not the shaper, limited them (a busy VM under TCG):
+# halve the cap and measure again, at most three times.
+for try in 1 2 3 4; do
+	mbit 5301 6 gold >"$VSD_TMP/gold" &
+	g=$!
+	mbit 5302 6 bronze >"$VSD_TMP/bronze" &
+	b=$!
+	wait $g $b
+	gm=$(cat "$VSD_TMP/gold")
+	bm=$(cat "$VSD_TMP/bronze")
+	[ $try = 4 ] || [ "$cap" -le 2 ] ||
+		in_range "$(python3 -c "print(${gm:-0} + ${bm:-0})")" "$cap * 0.85" 1e9 && break
+	diag "together $gm + $bm Mbit/s do not fill the cap of $cap: the CPU limits them; halving it"
+	cap=$((cap / 2))
+	vctl set gold --dev-rate ${cap}M >/dev/null || fail "set the device's rate to ${cap}M"
+done
 split=$(python3 -c "print('%.1f' % (100 * ${gm:-0} / max(0.001, ${gm:-0} + ${bm:-0})))")
 diag "together: gold $gm Mbit/s, bronze $bm Mbit/s: gold has $split% (want 75%)"
 if in_range "$split" 70 80; then ok "split $split/$(python3 -c "print('%.1f' % (100 - $split))") is 75/25 within 5 points"
@@ -133,16 +141,16 @@ if in_range "$((s1 - s0))" "${m:-1} * 0.95" "${m:-1} * 1.2"; then ok "a socket w
 else fail "a socket with its own TOS and priority stays in its VS's class"; fi
 
 # --- a cap, and a restart that adopts what the kernel has
-check "cap bronze at 30% of the link" vctl set bronze --net-max $((cap * 3 / 10))M
+check "cap bronze at 30% of the link" vctl set bronze --net-max $((cap * 300))k
 classes=$(inA tc class show dev nbw0 | sort)
 vsd_stop
 like "$(qdisc)" "^qdisc htb 5d: root" "the qdisc stays while vsd is away"
 vsd_start || { fail "vsd starts again"; done_testing; }
 is "$(inA tc class show dev nbw0 | sort)" "$classes" "the restarted vsd adopted the classes as they were"
 m=$(mbit 5302 4 bronze)
-diag "bronze capped at $((cap * 3 / 10)): $m Mbit/s"
+diag "bronze capped at $((cap * 300))k: $m Mbit/s"
 if in_range "${m:-0}" "$cap * 0.3 * 0.8" "$cap * 0.3 * 1.1"; then ok "bronze keeps its cap after the restart"
-else fail "bronze at $m Mbit/s keeps its cap of $((cap * 3 / 10))"; fi
+else fail "bronze at $m Mbit/s keeps its cap of $((cap * 300))k"; fi
 
 # --- leaving: the share goes, then the last VS takes the qdisc with it
 check "bronze gives its share up" vctl set bronze --net-share none

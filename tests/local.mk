@@ -61,6 +61,7 @@ dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 # iperf3 in two VSs.
 TESTS += tests/net-share.sh
 dist_noinst_SCRIPTS += tests/net-share.sh
+dist_noinst_DATA += tests/netns-pair.sh
 
 # The real gate with a fault the verifier refuses, for the "verifier error"
 # test, with an 8-slot connection table, for the collision and "table

@@ -19,42 +19,23 @@ command -v iperf3 >/dev/null || skip_all "iperf3 is missing (scripts/deps.sh --t
 command -v nsenter >/dev/null || skip_all "nsenter is missing (util-linux)"
 command -v tc >/dev/null || skip_all "tc is missing (iproute2)"
 
+. "$top_srcdir/tests/netns-pair.sh"
 A=vsdnA$$
 B=vsdnB$$
-SRV_PIDS=
-on_exit 'for p in $SRV_PIDS; do kill $p; done; ip netns del '$A'; ip netns del '$B
-ip netns add $A && ip netns add $B || { fail "make the namespaces"; done_testing; }
-ip link add nbw0 netns $A type veth peer name nbw1 netns $B &&
-	ip -n $A addr add 198.18.0.1/24 dev nbw0 && ip -n $B addr add 198.18.0.2/24 dev nbw1 &&
-	ip -n $A link set lo up && ip -n $B link set lo up &&
-	ip -n $A link set nbw0 up && ip -n $B link set nbw1 up ||
-	{ fail "make the veth pair"; done_testing; }
-inA() { nsenter --net=/run/netns/$A "$@"; }
-inB() { nsenter --net=/run/netns/$B "$@"; }
-# `ip netns exec` would hide /sys/fs/cgroup (it mounts a fresh /sys): only
-# the network namespace changes
+on_exit "pair_del $A $B"
+pair_make $A $B || { fail "make the namespaces and the veth pair"; done_testing; }
 VSH_LAUNCH="nsenter --net=/run/netns/$A"
 vsd_start || { fail "vsd starts in the sender's namespace"; done_testing; }
 vctl() { inA "$VSCTL" "$@"; }
-
-for port in 5301 5302; do
-	inB iperf3 -s -p $port -B 198.18.0.2 >/dev/null 2>&1 &
-	SRV_PIDS="$SRV_PIDS $!"
-done
-# listening: ss, not a connection (an iperf3 server takes one client at a time)
-listening() { [ "$(inB ss -Hltn 'sport = :5301 or sport = :5302' | wc -l)" = 2 ]; }
-wait_until listening || { fail "the receivers listen"; done_testing; }
+pair_servers 5301 5302 || { fail "the receivers listen"; done_testing; }
 
 # mbit PORT SECONDS [VS]: what the receiver got, Mbit/s (first second left out)
 mbit() {
-	local run=(iperf3 -c 198.18.0.2 -p "$1" -t "$2" -O 1 -P 2 -J)
-
 	if [ -n "${3:-}" ]; then
-		vctl exec "$3" -- "${run[@]}"
+		pair_mbit "$1" "$2" vctl exec "$3" --
 	else
-		inA "${run[@]}"
-	fi | python3 -c 'import json, sys
-print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))'
+		pair_mbit "$1" "$2" inA
+	fi
 }
 # in_range V LO HI
 in_range() { python3 -c "import sys; sys.exit(0 if $2 <= $1 <= $3 else 1)"; }
@@ -134,10 +115,12 @@ sent() { inA tc -s class show dev nbw0 classid "$1" | sed -n 's/^ *Sent \([0-9]*
 bclass=$(vctl show bronze --json | json 'd["net"]["class"]')
 s0=$(sent "$bclass")
 m=$(vctl exec bronze -- iperf3 -c 198.18.0.2 -p 5302 -t 2 -S 0x10 -J | python3 -c 'import json, sys
-print(json.load(sys.stdin)["end"]["sum_sent"]["bytes"])')
+print(json.load(sys.stdin)["end"]["sum_received"]["bytes"])')
 s1=$(sent "$bclass")
-diag "bronze sent $m bytes with its own TOS; its class counted $((s1 - s0))"
-if in_range "$((s1 - s0))" "${m:-1} * 0.95" "${m:-1} * 1.2"; then ok "a socket with its own TOS and priority stays in its VS's class"
+# what was received went through the class (plus headers); what was sent may
+# still have sat in the socket's buffer when iperf3 stopped counting
+diag "bronze's receiver got $m bytes, sent with its own TOS; its class counted $((s1 - s0))"
+if in_range "$((s1 - s0))" "${m:-1}" "${m:-1} * 1.2"; then ok "a socket with its own TOS and priority stays in its VS's class"
 else fail "a socket with its own TOS and priority stays in its VS's class"; fi
 
 # --- a cap, and a restart that adopts what the kernel has

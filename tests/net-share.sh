@@ -10,9 +10,10 @@
 # bad input changes nothing, a restarted vsd adopts the qdisc, and nothing
 # is left on the device or under /sys/fs/bpf after the last VS goes.
 #
-# The cap: 200 Mbit/s, or a fifth of what the veth carries unshaped if that
-# is less than 1 Gbit/s (a slow VM), so that the senders are never
-# CPU-bound and the shaper, not the CPU, decides the split.
+# The cap: 200 Mbit/s, or a tenth of what the veth carries unshaped (at
+# least 5 Mbit/s: below that TCP's own dynamics blur a 5 s window), halved
+# while the two senders do not fill it, so that the shaper, not the CPU,
+# decides the split (a VM under TCG on busy cores).
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v iperf3 >/dev/null || skip_all "iperf3 is missing (scripts/deps.sh --test installs it)"
@@ -42,7 +43,7 @@ in_range() { python3 -c "import sys; sys.exit(0 if $2 <= $1 <= $3 else 1)"; }
 
 raw=$(mbit 5301 3)
 cap=200
-in_range "${raw:-0}" 4000 1e9 || cap=$(python3 -c "print(max(2, int(${raw:-0} / 20)))")
+in_range "${raw:-0}" 2000 1e9 || cap=$(python3 -c "print(max(5, int(${raw:-0} / 10)))")
 diag "the veth carries $raw Mbit/s unshaped; the cap is $cap Mbit/s"
 
 # --- bad input: a clear error, nothing changes
@@ -88,7 +89,7 @@ for try in 1 2 3 4; do
 	wait $g $b
 	gm=$(cat "$VSD_TMP/gold")
 	bm=$(cat "$VSD_TMP/bronze")
-	[ $try = 4 ] || [ "$cap" -le 2 ] ||
+	[ $try = 4 ] || [ "$cap" -le 5 ] ||
 		in_range "$(python3 -c "print(${gm:-0} + ${bm:-0})")" "$cap * 0.85" 1e9 && break
 	diag "together $gm + $bm Mbit/s do not fill the cap of $cap: the CPU limits them; halving it"
 	cap=$((cap / 2))
@@ -117,10 +118,11 @@ s0=$(sent "$bclass")
 m=$(vctl exec bronze -- iperf3 -c 198.18.0.2 -p 5302 -t 2 -S 0x10 -J | python3 -c 'import json, sys
 print(json.load(sys.stdin)["end"]["sum_received"]["bytes"])')
 s1=$(sent "$bclass")
-# what was received went through the class (plus headers); what was sent may
-# still have sat in the socket's buffer when iperf3 stopped counting
+# what was received went through the class (plus headers, and at a small
+# cap retransmissions); what was sent may still have sat in the socket's
+# buffer when iperf3 stopped counting
 diag "bronze's receiver got $m bytes, sent with its own TOS; its class counted $((s1 - s0))"
-if in_range "$((s1 - s0))" "${m:-1}" "${m:-1} * 1.2"; then ok "a socket with its own TOS and priority stays in its VS's class"
+if in_range "$((s1 - s0))" "${m:-1}" "${m:-1} * 1.5"; then ok "a socket with its own TOS and priority stays in its VS's class"
 else fail "a socket with its own TOS and priority stays in its VS's class"; fi
 
 # --- a cap, and a restart that adopts what the kernel has

@@ -54,5 +54,5 @@ pair_mbit() {
 	_port=$1 _secs=$2
 	shift 2
 	"$@" iperf3 -c 198.18.0.2 -p "$_port" -t "$_secs" -O 1 -P 2 -J | python3 -c 'import json, sys
-print("%.1f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))'
+print("%.3f" % (json.load(sys.stdin)["end"]["sum_received"]["bits_per_second"] / 1e6))'
 }

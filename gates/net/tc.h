@@ -26,6 +26,10 @@ int tc_qdisc_del(int ifindex, uint32_t handle);
 int tc_htb_class(int ifindex, uint32_t parent, uint32_t classid, uint64_t rate,
 		 uint64_t ceil, uint32_t quantum);
 int tc_class_del(int ifindex, uint32_t classid);
+/* Put fq_codel (its defaults) under a leaf class instead of the default
+ * pfifo, whose 1000 packets are seconds of delay at a few Mbit/s; where
+ * the kernel has no fq_codel, a bfifo of limit bytes. */
+int tc_leaf_queue(int ifindex, uint32_t classid, uint32_t limit);
 /* Attach (or replace) the direct-action BPF filter prog_fd on qdisc handle,
  * at preference 1; it classifies into handle's major | skb->tc_classid. */
 int tc_bpf_filter(int ifindex, uint32_t handle, int prog_fd, const char *name);

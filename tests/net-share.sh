@@ -150,11 +150,11 @@ check "destroy bronze" vctl destroy bronze
 rules_dir
 w net.rules <<EOF
 vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
-vs rb cpu 5% net-share 40% dev nbw0 net-max $((cap / 2))M
+vs rb cpu 5% net-share 40% dev nbw0 net-max $((cap * 500))k
 EOF
 check "apply a rule file with network shares" vctl apply "$R/net.rules"
 is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate")]')" \
-	"[40, $((cap / 2 * 1000000)), $((cap * 1000000))]" "rb's share, cap and the device's rate"
+	"[40, $((cap * 500000)), $((cap * 1000000))]" "rb's share, cap and the device's rate"
 is "$(inA tc class show dev nbw0 | grep -c 'parent 5d:1')" 3 "their classes"
 w over.rules <<EOF
 vs ra cpu 5% net-share 70% dev nbw0 dev-rate ${cap}M

@@ -37,7 +37,10 @@ pair_servers() {
 	_want=0
 	_filter=
 	for _port in "$@"; do
-		inB iperf3 -s -p "$_port" -B 198.18.0.2 >/dev/null 2>&1 &
+		# not through inB: $! must be iperf3 itself (nsenter execs it), or
+		# pair_del would kill a subshell and leave the server running
+		nsenter --net="/run/netns/$PAIR_B" iperf3 -s -p "$_port" -B 198.18.0.2 \
+			>/dev/null 2>&1 &
 		PAIR_SRV="${PAIR_SRV:-} $!"
 		_want=$((_want + 1))
 		_filter="${_filter:+$_filter or }sport = :$_port"

@@ -7,6 +7,8 @@
 #   hosting              Figure 12 on Debian's stack: one Apache front end,
 #                        two name-based sites, PHP-FPM on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
+#   netshare             network-share fidelity: two VSs, iperf3, a veth
+#                        between two namespaces
 #   accept-cost          the accept gate's cost per accept (acceptbench.c)
 #   accept-attrs-cost    what classifying by FastCGI params adds per accept
 #   fcgi-peek            its peek and parse alone (fcgi-peek.c)
@@ -55,7 +57,7 @@ noinst_PROGRAMS += benchmarks/fcgi-peek
 benchmarks_fcgi_peek_SOURCES = benchmarks/fcgi-peek.c
 benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
 
-dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
+dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost
@@ -64,6 +66,7 @@ dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/sit
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
+	benchmarks/results/netshare.md benchmarks/results/netshare.csv \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md \
 	benchmarks/results/insulation.md benchmarks/results/rules-scale.md benchmarks/results/scale.md \
 	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
@@ -82,4 +85,4 @@ dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulat
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png \
 	benchmarks/results/hosting.csv benchmarks/results/hosting.png
-CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv
+CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv

@@ -23,6 +23,15 @@ struct vs_limits {
 	uint64_t pids_max;	/* processes; 0 = none */
 };
 
+/* The VS's network share (vsd/netshare.c); dev "" = none. */
+struct vs_net {
+	char		 dev[16];	/* the interface, IFNAMSIZ */
+	unsigned	 share;		/* guaranteed, basis points of the device's rate */
+	uint64_t	 max;		/* cap, bits/s; 0 = none (the device's rate) */
+	uint64_t	 rate;		/* the device's rate the shares divide, bits/s */
+	uint16_t	 minor;		/* its HTB class on dev */
+};
+
 enum vs_status {
 	VS_OK = 0,
 	VS_MISSING,		/* a cgroup directory vanished behind vsd's back */
@@ -35,6 +44,7 @@ struct vs {
 	enum vs_status	 status;
 	uint64_t	 cg2_id;	/* cgroup2 directory inode (BPF attach point); 0 if none */
 	struct gate_socket_cfg gate;	/* socket gate: TOS, mark, priority */
+	struct vs_net	 net;		/* network share */
 	uint64_t	 drift_logged;	/* hash of the drift vsd logged last, 0: none (not saved) */
 	int		 drift_n;	/* drifted files at the last check, -1: not checked
 					 * yet (not saved; vsd/drift.c) */

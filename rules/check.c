@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "lib/privs.h"
 #include "names.h"
+#include "net.h"
 
 static void
 overlay(struct rules_ctx *c, struct settings *d, const struct settings *s)
@@ -37,6 +38,7 @@ overlay(struct rules_ctx *c, struct settings *d, const struct settings *s)
 		d->mark = s->mark;
 	if (s->set & RULES_SET_PRIORITY)
 		d->priority = s->priority;
+	net_overlay(d, s);
 	d->set |= s->set;
 	if (s->group) {
 		free(d->group);
@@ -197,6 +199,7 @@ add_vs(struct rules_ctx *c, struct rules_names *plans, struct rules_names *group
 	x->mark = eff.mark;
 	x->priority = eff.priority;
 	x->loc = v->loc;
+	net_compile(c, x, &eff);
 	x->group = -1;
 	if (v->s.plan && (j = names_get(plans, v->s.plan)) >= 0)
 		snprintf(x->plan, sizeof(x->plan), "%s", c->plans[j].name);
@@ -313,6 +316,7 @@ check_decls(struct rules_ctx *c)
 	for (i = 0; i < c->nvss && !c->oom; i++)
 		add_vs(c, plans, groups, &c->vss[i]);
 	check_budgets(c);
+	net_check_budgets(c);
 	check_services(c);
 out:
 	names_free(plans);

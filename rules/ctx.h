@@ -29,6 +29,7 @@ struct stat;
 /* Settings, indexed by bit number in set; at[] records where each was written. */
 enum set_bit {
 	SB_CPU = 0, SB_CPU_MAX, SB_MEM, SB_PIDS, SB_TOS, SB_MARK, SB_PRIORITY,
+	SB_NET_SHARE, SB_NET_MAX, SB_DEV, SB_DEV_RATE,	/* rules/net.c */
 	SB_MAX,
 };
 
@@ -38,6 +39,9 @@ struct settings {
 	uint64_t	 mem, pids;
 	uint8_t		 tos;
 	uint32_t	 mark;
+	unsigned	 net_share;	/* network share (rules/net.c) */
+	uint64_t	 net_max, dev_rate;
+	char		 dev[16];
 	struct rules_loc at[SB_MAX];
 	char		*plan, *group;
 	struct rules_loc plan_at, group_at;

@@ -15,6 +15,7 @@
 #include "lib/buf.h"
 #include "attrs.h"
 #include "ctx.h"
+#include "net.h"
 
 #define DECISIONS_MAX_VS	8
 #define DECISIONS_MAX_CONTENT	32
@@ -162,6 +163,7 @@ rules_dump(const struct rules *rs, struct buf *b)
 			buf_printf(b, " tos 0x%02x", v->tos);
 		if (v->set & RULES_SET_MARK)
 			buf_printf(b, " mark %u", v->mark);
+		net_write(v, b);
 		buf_printf(b, " priority %u\n", v->priority);
 	}
 	for (i = 0; i < rs->nservices; i++) {

@@ -15,7 +15,7 @@ rules_librules_a_SOURCES = \
 	rules/parse.h rules/parse.c rules/parse-decl.c rules/parse-rule.c \
 	rules/expand.c \
 	rules/open.c rules/file.c \
-	rules/check.c rules/budget.c \
+	rules/check.c rules/budget.c rules/net.c rules/net.h \
 	rules/compile.c \
 	rules/query.c \
 	rules/dump.c rules/write.c
@@ -36,12 +36,13 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/rules.c $(srcdir)/rules/ctx.c $(srcdir)/rules/names.c \
 	$(srcdir)/rules/lex.c $(srcdir)/rules/parse.c $(srcdir)/rules/parse-decl.c \
 	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c $(srcdir)/rules/open.c \
-	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/compile.c \
+	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/net.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c $(srcdir)/rules/write.c \
 	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c $(srcdir)/rules/pat.c \
 	$(srcdir)/rules/norm.c $(srcdir)/rules/parse-site.c $(srcdir)/rules/content.c \
 	$(srcdir)/rules/attrs.c \
-	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c $(srcdir)/lib/privs.c
+	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c $(srcdir)/lib/privs.c \
+	$(srcdir)/lib/netrate.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER
 rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)

@@ -15,6 +15,7 @@
 #include "ctx.h"
 #include "lib/privs.h"
 #include "lex.h"
+#include "net.h"
 #include "parse.h"
 
 #define PIDS_MAX	4194304		/* the kernel's PID_MAX_LIMIT on 64-bit */
@@ -23,6 +24,7 @@
 enum keyid {
 	K_CPU = SB_CPU, K_CPU_MAX = SB_CPU_MAX, K_MEM = SB_MEM, K_PIDS = SB_PIDS,
 	K_TOS = SB_TOS, K_MARK = SB_MARK, K_PRIORITY = SB_PRIORITY,
+	K_NET_SHARE = SB_NET_SHARE, K_NET_MAX = SB_NET_MAX, K_DEV = SB_DEV, K_DEV_RATE = SB_DEV_RATE,
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 	K_ATTRS_TIMEOUT,
 };
@@ -42,6 +44,11 @@ static const struct key {
 	{ "dscp",	K_DSCP,		W_VS | W_PLAN },
 	{ "mark",	K_MARK,		W_VS | W_PLAN },
 	{ "priority",	K_PRIORITY,	W_VS | W_PLAN },
+	/* the network share (rules/net.c) */
+	{ "net-share",	K_NET_SHARE,	W_VS | W_PLAN },
+	{ "net-max",	K_NET_MAX,	W_VS | W_PLAN },
+	{ "dev",	K_DEV,		W_VS | W_PLAN },
+	{ "dev-rate",	K_DEV_RATE,	W_VS | W_PLAN },
 	{ "plan",	K_PLAN,		W_VS | W_PLAN },
 	{ "group",	K_GROUP,	W_VS | W_PLAN },
 	{ "home",	K_HOME,		W_SVC },
@@ -129,6 +136,12 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 			s->priority = (unsigned)u;
 		else if (why && strcmp(why, "is out of range") == 0)
 			why = "is out of range (0-1000)";
+		break;
+	case K_NET_SHARE:
+	case K_NET_MAX:
+	case K_DEV:
+	case K_DEV_RATE:
+		r = net_setting((int)k->k, v->text, s, &why);
 		break;
 	case K_PLAN:
 		set_name(p, v, "plan", &s->plan, &s->plan_at);

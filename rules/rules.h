@@ -60,6 +60,10 @@ enum rules_gate {
 #define RULES_SET_TOS		(1u << 4)	/* from tos or dscp */
 #define RULES_SET_MARK		(1u << 5)
 #define RULES_SET_PRIORITY	(1u << 6)
+#define RULES_SET_NET_SHARE	(1u << 7)	/* the network share (rules/net.c) */
+#define RULES_SET_NET_MAX	(1u << 8)
+#define RULES_SET_DEV		(1u << 9)
+#define RULES_SET_DEV_RATE	(1u << 10)
 
 /* Where a declaration was written (file names live as long as the rules). */
 struct rules_loc {
@@ -78,6 +82,10 @@ struct rules_vs {
 	uint8_t		 tos;		/* full TOS byte; dscp D is stored as D << 2 */
 	uint32_t	 mark;		/* SO_MARK */
 	unsigned	 priority;	/* conflict resolution; higher wins; default 0 */
+	unsigned	 net_share;	/* network share, basis points of dev's rate */
+	uint64_t	 net_max;	/* its cap, bits/s */
+	uint64_t	 dev_rate;	/* dev's rate, bits/s (0: vsd finds it) */
+	char		 dev[16];	/* "" : the default route's interface, at apply */
 	int		 group;		/* index into rules->groups, or -1 */
 	char		 plan[VS_NAME_MAX + 1];	/* plan it was declared with, or "" */
 	struct rules_loc loc;

@@ -14,7 +14,8 @@
  * What is left out, because no query depends on it: plans and groups (every
  * VS's share is written as compiled, so the 100% check passes as it did,
  * and without groups there is no group budget to check), and VS limits
- * other than the share (which the check requires). rules_dump() prints rule
+ * other than the share (which the check requires) and the network share
+ * (whose per-interface budget is checked too). rules_dump() prints rule
  * lines with write_rule() too. Sites and content rules come last, as
  * attrs.c writes them: sites as sites, so the text stays as short as the
  * file; the order among them decides nothing (content.c refuses the ties
@@ -26,6 +27,7 @@
 #include "attrs.h"
 #include "ctx.h"
 #include "pat.h"
+#include "net.h"
 
 void
 write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
@@ -70,9 +72,13 @@ rules_write(const struct rules *rs, struct buf *b)
 	buf_printf(b, "# the compiled rules (rules_write): every VS with its share and\n"
 		   "# priority, the services, every rule expanded, in precedence order;\n"
 		   "# no plans or groups\n");
-	for (i = 0; i < rs->nvs; i++)
-		buf_printf(b, "vs %s cpu %s priority %u\n", rs->vs[i].name,
+	for (i = 0; i < rs->nvs; i++) {
+		buf_printf(b, "vs %s cpu %s priority %u", rs->vs[i].name,
 			   fmt_percent(rs->vs[i].cpu, t, sizeof(t)), rs->vs[i].priority);
+		/* the network share: its budget per interface checks again */
+		net_write(&rs->vs[i], b);
+		buf_printf(b, "\n");
+	}
 	for (i = 0; i < rs->nservices; i++) {
 		const struct rules_service *s = &rs->services[i];
 

@@ -64,6 +64,12 @@ tests_conntab_ctl_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIB
 TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 dist_noinst_SCRIPTS += tests/socket-gate.sh tests/socket-gate-vsd.sh
 
+# --- Network shares (vsd/netshare.c, gates/net/): two namespaces, a veth,
+# iperf3 in two VSs.
+TESTS += tests/net-share.sh
+dist_noinst_SCRIPTS += tests/net-share.sh
+dist_noinst_DATA += tests/netns-pair.sh
+
 # The real gate with a fault the verifier refuses, for the "verifier error"
 # test, with an 8-slot connection table, for the collision and "table
 # full" tests, and with a 256-slot one, which one VS can fill in a test
@@ -106,6 +112,10 @@ dist_noinst_DATA += tests/gate-lib.sh
 RULES_GOLDEN = \
 	tests/rules/err-arity.out \
 	tests/rules/err-arity.rules \
+	tests/rules/err-net.out \
+	tests/rules/err-net.rules \
+	tests/rules/good-net.out \
+	tests/rules/good-net.rules \
 	tests/rules/err-cgroup-names.out \
 	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \

@@ -363,6 +363,8 @@ static const struct optspec limit_opts[] = {
 	{ "cpu", 1 }, { "cpu-max", 1 }, { "mem", 1 }, { "pids", 1 },
 	/* the socket gate */
 	{ "tos", 1 }, { "dscp", 1 }, { "mark", 1 }, { "priority", 1 },
+	/* the network share (vsd/netshare.c) */
+	{ "net-share", 1 }, { "net-max", 1 }, { "dev", 1 }, { "dev-rate", 1 },
 	{ NULL, 0 },
 };
 static const struct optspec destroy_opts[] = { { "force", 0 }, { NULL, 0 } };
@@ -372,10 +374,12 @@ static const struct optspec reload_opts[] = { { "prune", 0 }, { "dry-run", 0 }, 
 static const struct cmdspec cmds[] = {
 	{ "create", do_remote, "name", limit_opts,
 	  "create NAME --cpu P% [--cpu-max P%] [--mem SIZE] [--pids N] "
-	  "[--tos TOS|--dscp DSCP] [--mark N] [--priority N]" },
+	  "[--tos TOS|--dscp DSCP] [--mark N] [--priority N] "
+	  "[--net-share P% [--net-max RATE] [--dev IFACE] [--dev-rate RATE]]" },
 	{ "set", do_remote, "name", limit_opts,
 	  "set NAME [--cpu P%] [--cpu-max P%|none] [--mem SIZE|none] [--pids N|none] "
-	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none]" },
+	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none] "
+	  "[--net-share P%|none] [--net-max RATE|none] [--dev IFACE] [--dev-rate RATE]" },
 	{ "destroy", do_remote, "name", destroy_opts, "destroy NAME [--force]" },
 	{ "list", do_remote, "", NULL, "list [--json]" },
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },

@@ -26,6 +26,7 @@
 #include "drift.h"
 #include "gate-vs.h"
 #include "lib/log.h"
+#include "netshare.h"
 #include "rules/rules.h"
 #include "state.h"
 #include "vsd.h"
@@ -40,6 +41,7 @@ struct step {
 	struct vs	 gone;		/* destroy: a copy, to create it again on undo */
 	struct vs_limits old, want;
 	struct gate_socket_cfg gold, gwant;	/* socket gate settings */
+	struct vs_net	 nold, nwant;	/* network share (vsd/netshare.c) */
 	int		 drifted;	/* update: files that no longer held what vsd set */
 };
 
@@ -192,7 +194,10 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 	size_t i, nerr = 0;
 	struct step *s;
 	char a[16], b[16], c[16];
+	struct vs_net *nw = calloc(rs->nvs ? rs->nvs : 1, sizeof(*nw));
 
+	if (!nw)
+		return -ENOMEM;
 	for (i = 0; i < rs->nvs; i++) {
 		const struct rules_vs *x = &rs->vs[i];
 		struct vs *vs = reg_find(&d->reg, x->name);
@@ -202,22 +207,28 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 		want_limits(x, &w);
 		want_gate(x, vs ? &vs->gate : NULL, &g);
 		sum += w.cpu;
-		if (vs && vs->status != VS_OK) {
+		if (net_want(d, rs, x, vs, &nw[i], errs) < 0) {
+			nerr++;
+		} else if (vs && vs->status != VS_OK) {
 			buf_printf(errs, "VS '%s': its cgroups are missing; 'vsctl destroy %s' "
 				   "first\n", x->name, x->name);
 			nerr++;
 		} else if (vs && lim_eq(&vs->lim, &w) && gate_eq(&vs->gate, &g) &&
-			   drift_known(d, vs) == 0) {
+			   net_eq(&vs->net, &nw[i]) && drift_known(d, vs) == 0) {
 			p->unchanged++;
 		} else {
-			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name)))
+			if (!(s = add_step(p, vs ? S_UPDATE : S_CREATE, x->name))) {
+				free(nw);
 				return -ENOMEM;
+			}
 			s->vs = vs;
 			s->want = w;
 			s->gwant = g;
+			s->nwant = nw[i];
 			if (vs) {
 				s->old = vs->lim;
 				s->gold = vs->gate;
+				s->nold = vs->net;
 				s->drifted = drift_known(d, vs);
 			}
 		}
@@ -232,8 +243,10 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			kept += vs->lim.cpu;
 			continue;
 		}
-		if ((n = in_the_way(d, rs, 1, vs, p)) < 0)
+		if ((n = in_the_way(d, rs, 1, vs, p)) < 0) {
+			free(nw);
 			return (int)n;
+		}
 		if (n > 0) {
 			/* destroying would kill them: that is vsctl destroy --force's job */
 			buf_printf(errs, "VS '%s' is not in the file but has %zd process%s; "
@@ -242,11 +255,16 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 			nerr++;
 			continue;
 		}
-		if (!(s = add_step(p, S_DESTROY, vs->name)))
+		if (!(s = add_step(p, S_DESTROY, vs->name))) {
+			free(nw);
 			return -ENOMEM;
+		}
 		s->vs = vs;
 		s->old = vs->lim;
 	}
+	if (net_admit_plan(d, rs, nw, flags & APPLY_PRUNE, errs) < 0)
+		nerr++;
+	free(nw);
 	if (sum + kept > BP_MAX) {
 		buf_printf(errs, "the shares would sum to %s: the file's %s plus %s of VSs it "
 			   "does not name (--prune removes those)\n",
@@ -281,8 +299,22 @@ run_step(struct vsd *d, struct step *s)
 			s->vs->gate = s->gold;
 			s->vs->lim = s->old;
 			cg_vs_apply(&d->cg, s->vs, &s->want);
+			return r;
 		}
-		return r;
+		s->vs->net = s->nwant;
+		if (!net_eq(&s->nold, &s->nwant) && (r = net_apply(d, s->vs, &s->nold)) < 0) {
+			struct vs_net tried = s->vs->net;
+
+			s->vs->net = s->nold;
+			net_apply(d, s->vs, &tried);
+			s->vs->gate = s->gold;
+			gate_vs_update(d, s->vs);
+			s->vs->lim = s->old;
+			cg_vs_apply(&d->cg, s->vs, &s->want);
+			return r;
+		}
+		s->nwant = s->vs->net;	/* with its class, for an undo */
+		return 0;
 	case S_CREATE:
 		if (!(vs = calloc(1, sizeof(*vs))))
 			return -ENOMEM;
@@ -304,6 +336,14 @@ run_step(struct vsd *d, struct step *s)
 			reg_remove(&d->reg, vs);
 			return r;
 		}
+		vs->net = s->nwant;
+		if (vs->net.dev[0] && (r = net_apply(d, vs, &(struct vs_net){ 0 })) < 0) {
+			net_remove(d, vs);
+			gate_vs_detach(d, vs);
+			cg_vs_remove(&d->cg, vs);
+			reg_remove(&d->reg, vs);
+			return r;
+		}
 		s->vs = vs;
 		return 0;
 	case S_DESTROY:
@@ -312,6 +352,7 @@ run_step(struct vsd *d, struct step *s)
 		if ((r = gate_vs_detach(d, s->vs)) < 0)
 			log_warnx("apply: VS %s: socket gate pins left: %s", s->name, strerror(-r));
 		s->gone = *s->vs;
+		net_remove(d, s->vs);
 		reg_remove(&d->reg, s->vs);
 		s->vs = NULL;
 		return 0;
@@ -333,8 +374,13 @@ undo_step(struct vsd *d, struct step *s)
 			s->vs->gate = s->gold;
 			gate_vs_update(d, s->vs);
 		}
+		if (!net_eq(&s->nold, &s->nwant)) {
+			s->vs->net = s->nold;
+			net_apply(d, s->vs, &s->nwant);
+		}
 		break;
 	case S_CREATE:
+		net_remove(d, s->vs);
 		gate_vs_detach(d, s->vs);
 		r = cg_vs_remove(&d->cg, s->vs);
 		reg_remove(&d->reg, s->vs);
@@ -354,6 +400,8 @@ undo_step(struct vsd *d, struct step *s)
 		}
 		if (vs->status == VS_OK)
 			r = gate_vs_attach(d, vs);
+		if (vs->status == VS_OK && vs->net.dev[0])
+			net_apply(d, vs, &(struct vs_net){ 0 });
 		break;
 	}
 	if (r < 0)

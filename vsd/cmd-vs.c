@@ -12,6 +12,7 @@
 #include "gate-vs.h"
 #include "guard.h"
 #include "lib/log.h"
+#include "netshare.h"
 #include "state.h"
 #include "vsd.h"
 
@@ -154,6 +155,7 @@ vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 	buf_printf(b, "], \"usage\": {\"cpu_usec\": %" PRIu64 ", \"mem_bytes\": %" PRIu64
 		   ", \"pids\": %" PRIu64 "}", u.cpu_usec, u.mem_bytes, u.pids);
 	gate_vs_json(d, vs, b);
+	net_json(vs, b);
 	buf_printf(b, "}");
 	free(pids);
 }
@@ -254,6 +256,7 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) == 0)
 			buf_printf(&rep->out, "cgroup: %s\n", dir);
 	gate_vs_text(d, vs, &rep->out);
+	net_text(vs, &rep->out);
 	return 0;
 }
 
@@ -277,7 +280,8 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 	snprintf(vs->name, sizeof(vs->name), "%s", name);
 	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
 	    (r = gate_opts_parse(req, &vs->gate, rep)) < 0 ||
-	    (r = admit(d, NULL, vs->lim.cpu, rep, "create")) < 0) {
+	    (r = admit(d, NULL, vs->lim.cpu, rep, "create")) < 0 ||
+	    (r = net_opts_parse(d, req, vs, &vs->net, rep)) < 0) {
 		free(vs);
 		return r;
 	}
@@ -299,7 +303,20 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, r, "create: %s: cannot attach the socket gate: %s (see vsd's log)",
 				 name, strerror(-r));
 	}
-	if ((r = reg_add(&d->reg, vs)) < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+	if ((r = reg_add(&d->reg, vs)) == 0 && vs->net.dev[0] &&
+	    (r = net_apply(d, vs, &(struct vs_net){ 0 })) < 0) {
+		char dev[sizeof(vs->net.dev)];
+
+		memcpy(dev, vs->net.dev, sizeof(dev));
+		net_remove(d, vs);
+		gate_vs_detach(d, vs);
+		cg_vs_remove(&d->cg, vs);
+		reg_remove(&d->reg, vs);
+		return reply_err(rep, r, "create: %s: cannot set up its network share on %s: %s "
+				 "(see vsd's log)", name, dev, strerror(-r));
+	}
+	if (r < 0 || (r = state_save(d->state_dir, &d->reg)) < 0) {
+		net_remove(d, vs);
 		gate_vs_detach(d, vs);
 		cg_vs_remove(&d->cg, vs);
 		if (reg_find(&d->reg, name))
@@ -316,10 +333,11 @@ int
 cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	struct gate_socket_cfg oldgate;
+	struct vs_net oldnet;
 	struct vs_limits old;
 	struct vs_drift dr;
 	struct vs *vs;
-	int r, gate = gate_opts_given(req);
+	int r, gate = gate_opts_given(req), net = net_opts_given(req);
 
 	if (!(vs = lookup(d, req, rep, &r)))
 		return r;
@@ -329,16 +347,20 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 		return reply_err(rep, -EINVAL, "set: nothing to change");
 	old = vs->lim;
 	oldgate = vs->gate;
+	oldnet = vs->net;
 	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
 	    (r = gate_opts_parse(req, &vs->gate, rep)) < 0 ||
-	    (r = admit(d, vs, vs->lim.cpu, rep, "set")) < 0) {
+	    (r = admit(d, vs, vs->lim.cpu, rep, "set")) < 0 ||
+	    (r = net_opts_parse(d, req, vs, &vs->net, rep)) < 0) {
 		vs->lim = old;
 		vs->gate = oldgate;
+		vs->net = oldnet;
 		return r;
 	}
 	if (gate && !d->gate) {
 		vs->lim = old;
 		vs->gate = oldgate;
+		vs->net = oldnet;
 		return reply_err(rep, -EOPNOTSUPP, "set: the socket gate is off (no cgroup2 hierarchy)");
 	}
 	/* limits changed behind our back: write them all, not only what changes */
@@ -346,14 +368,19 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 	r = dr.n ? drift_restore(d, vs, dr.n, "set") : cg_vs_apply(&d->cg, vs, &old);
 	if (r < 0 ||
 	    (gate && (r = gate_vs_update(d, vs)) < 0) ||
+	    (net && (r = net_apply(d, vs, &oldnet)) < 0) ||
 	    (r = state_save(d->state_dir, &d->reg)) < 0) {
 		struct vs_limits want = vs->lim;
+		struct vs_net wantnet = vs->net;
 
 		vs->lim = old;
 		vs->gate = oldgate;
+		vs->net = oldnet;
 		cg_vs_apply(&d->cg, vs, &want);	/* put back what was written */
 		if (gate)
 			gate_vs_update(d, vs);
+		if (net)
+			net_apply(d, vs, &wantnet);
 		return reply_err(rep, r, "set: %s: %s; nothing changed", vs->name, strerror(-r));
 	}
 	log_info("changed limits of VS %s", vs->name);
@@ -470,6 +497,7 @@ cmd_destroy(struct vsd *d, const struct request *req, struct reply *rep)
 			  strerror(-r));
 		goto out;
 	}
+	net_remove(d, vs);
 	if ((r = gate_vs_detach(d, vs)) < 0)
 		log_warnx("destroy: %s: socket gate pins left under %s: %s", vs->name,
 			  gate_socket_pindir(d->gate), strerror(-r));

@@ -23,7 +23,7 @@
  * the word messages use (the vsctl command a user typed). change: the
  * command may change something; vsd logs who asked, and how it went.
  */
-#define LIMIT_KEYS	"name cpu cpu-max mem pids tos dscp mark priority json"
+#define LIMIT_KEYS	"name cpu cpu-max mem pids tos dscp mark priority net-share net-max dev dev-rate json"
 static const struct {
 	const char *name;
 	cmd_fn fn;

@@ -7,7 +7,8 @@
 # behind vsd's back (drift.c), the VSs' systemd scope (scope.c), the
 # readiness protocol (sd-notify.c), `vsd --check` (features.c), and the unit.
 # Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
-# tests/rules-apply.sh, tests/unit/test-state.c.
+# tests/rules-apply.sh, tests/unit/test-state.c; network shares (netshare.c):
+# tests/net-share.sh.
 
 # The registry and its state file, also linked by the unit tests.
 noinst_LIBRARIES += vsd/libregistry.a
@@ -22,13 +23,14 @@ vsd_vsd_SOURCES = \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
+	vsd/netshare.c vsd/netshare.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h
-vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATESOCKET_LIBS)
+vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATENET_LIBS) $(GATESOCKET_LIBS)
 
 # The systemd unit, in --with-systemdsystemunitdir (configure.ac).
 systemdsystemunit_DATA = vsd/vsd.service

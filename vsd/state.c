@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "lib/log.h"
+#include "lib/netrate.h"
 #include "gates/socket/socket.h"
 #include "state.h"
 
@@ -18,6 +19,12 @@ parse_field(struct vs *vs, const char *key, const char *val, const char **why)
 	uint64_t v;
 	int r;
 
+	if (strcmp(key, "net-dev") == 0) {
+		if ((*why = netdev_name_why(val)))
+			return -EINVAL;
+		snprintf(vs->net.dev, sizeof(vs->net.dev), "%s", val);
+		return 0;
+	}
 	if ((r = parse_u64(val, 0, UINT64_MAX, &v, why)) < 0)
 		return r;
 	if (strcmp(key, "id") == 0 && v > 0 && v <= UINT32_MAX)
@@ -39,6 +46,14 @@ parse_field(struct vs *vs, const char *key, const char *val, const char **why)
 	} else if (strcmp(key, "prio") == 0 && v <= UINT32_MAX) {
 		vs->gate.flags |= VSD_CFG_PRIO;
 		vs->gate.priority = (uint32_t)v;
+	} else if (strcmp(key, "net-share") == 0 && v > 0 && v <= BP_MAX) {
+		vs->net.share = (unsigned)v;
+	} else if (strcmp(key, "net-max") == 0 && v <= NET_RATE_MAX) {
+		vs->net.max = v;
+	} else if (strcmp(key, "net-rate") == 0 && v >= NET_RATE_MIN && v <= NET_RATE_MAX) {
+		vs->net.rate = v;
+	} else if (strcmp(key, "net-class") == 0 && v >= 0x10 && v <= 0xffef) {
+		vs->net.minor = (uint16_t)v;
 	} else {
 		*why = "unknown key or value out of range";
 		return -EINVAL;
@@ -76,6 +91,11 @@ parse_vs(char *rest, struct registry *reg, const char **why)
 			free(vs);
 			return r;
 		}
+	}
+	if (vs->net.dev[0] && (!vs->net.share || !vs->net.rate || !vs->net.minor)) {
+		*why = "net-dev without net-share, net-rate or net-class";
+		free(vs);
+		return -EINVAL;
 	}
 	if (vs->id == 0 || vs->lim.cpu == 0 || reg_find_id(reg, vs->id)) {
 		*why = vs->id == 0 || reg_find_id(reg, vs->id) ? "missing or duplicate id" : "missing cpu";
@@ -150,6 +170,11 @@ state_format(const struct registry *reg, struct buf *out)
 			buf_printf(out, " mark=%" PRIu32, vs->gate.mark);
 		if (vs->gate.flags & VSD_CFG_PRIO)
 			buf_printf(out, " prio=%" PRIu32, vs->gate.priority);
+		/* The network share (vsd/netshare.c), if any. */
+		if (vs->net.dev[0])
+			buf_printf(out, " net-dev=%s net-share=%u net-max=%" PRIu64 " net-rate=%"
+				   PRIu64 " net-class=%u", vs->net.dev, vs->net.share, vs->net.max,
+				   vs->net.rate, vs->net.minor);
 		buf_printf(out, "\n");
 	}
 }

@@ -5,6 +5,7 @@
  *   vsd-state 1
  *   next-id 3
  *   vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0 [tos=40] [mark=42] [prio=5]
+ *      [net-dev=eth0 net-share=7500 net-max=0 net-rate=200000000 net-class=16]
  */
 #ifndef VSD_STATE_H
 #define VSD_STATE_H

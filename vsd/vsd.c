@@ -22,6 +22,7 @@
 #include "drift.h"
 #include "features.h"
 #include "fork-gate.h"
+#include "netshare.h"
 #include "scope.h"
 #include "sd-notify.h"
 #include "state.h"
@@ -406,6 +407,7 @@ start_up(struct vsd *d, const struct options *o)
 	applied_load(d);
 	adopt(d);
 	gate_vs_update_all(d);	/* a socket rule's target adopted after its source */
+	net_adopt(d);		/* after adopt(): the classifier needs the cgroup ids */
 	if ((r = svc_load(d)) < 0)
 		log_warnx("cannot load the services from %s: %s", d->state_dir, strerror(-r));
 	svc_adopt_all(d);
@@ -461,6 +463,7 @@ main(int argc, char **argv)
 	else
 		gate_socket_close(d.gate);
 	fork_gate_close();
+	net_close(&d);
 	rules_release(&d);
 	buf_free(&d.gate_text);
 	svc_free(&d);

@@ -15,6 +15,7 @@
 #include "gates/socket/gate-socket.h"
 
 struct rules;
+struct netcls;
 struct ctl_client;
 
 /* The control socket's open connections (clients.c). */
@@ -44,6 +45,7 @@ struct vsd {
 	uint64_t	 fork_moves;	/* processes the fork gate moved (fork-gate.c) */
 	struct ctl_set	 ctl;		/* the control socket's clients (clients.c) */
 	uint64_t	 conns_check_at; /* next look at the VSs' table shares (gate-vs.c) */
+	struct netcls	*netcls;	/* the network shares' classifier, while one is in use */
 };
 
 struct reply {

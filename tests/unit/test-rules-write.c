@@ -137,7 +137,7 @@ same_str(const char *x, const char *y)
 	return x == y || (x && y && strcmp(x, y) == 0);
 }
 
-/* Every VS's name, share and priority, and every service, alike in a and b. */
+/* Every VS's name, share, priority and network share, and every service, alike in a and b. */
 static int
 same_decls(const struct rules *a, const struct rules *b)
 {
@@ -152,6 +152,23 @@ same_decls(const struct rules *a, const struct rules *b)
 				    "priority %u\n", i, a->vs[i].name, a->vs[i].cpu, a->vs[i].priority,
 				    b->vs[i].name, b->vs[i].cpu, b->vs[i].priority);
 		}
+	/* the network share, as set (tests/rules/good-net.rules) */
+	for (i = 0; i < a->nvs && i < b->nvs; i++) {
+		const struct rules_vs *x = &a->vs[i], *y = &b->vs[i];
+		unsigned net = RULES_SET_NET_SHARE | RULES_SET_NET_MAX | RULES_SET_DEV |
+			       RULES_SET_DEV_RATE;
+
+		if ((x->set & net) != (y->set & net) || x->net_share != y->net_share ||
+		    x->net_max != y->net_max || x->dev_rate != y->dev_rate ||
+		    strcmp(x->dev, y->dev) != 0) {
+			if (bad++ < 3)
+				printf("#   VS %s: net-share %u dev '%s' dev-rate %llu net-max %llu, "
+				    "read back %u '%s' %llu %llu\n", x->name, x->net_share, x->dev,
+				    (unsigned long long)x->dev_rate, (unsigned long long)x->net_max,
+				    y->net_share, y->dev, (unsigned long long)y->dev_rate,
+				    (unsigned long long)y->net_max);
+		}
+	}
 	for (i = 0; i < a->nservices && i < b->nservices; i++) {
 		const struct rules_service *x = &a->services[i], *y = &b->services[i];
 

@@ -35,6 +35,7 @@ round_trip(void)
 	reg_remove(&a, reg_find(&a, "gone"));	/* its id 3 must never come back */
 	x = reg_find(&a, "www2");		/* socket gate settings */
 	x->gate = (struct gate_socket_cfg){ VSD_CFG_TOS | VSD_CFG_MARK | VSD_CFG_PRIO, 0xb8, 42, 6 };
+	x->net = (struct vs_net){ "veth-0", 7500, 150000000, 200000000, 0x10 };	/* network share */
 	state_format(&a, &t1);
 	ok(state_parse(t1.p, &b, &line, &why) == 0, "formatted state parses");
 	state_format(&b, &t2);
@@ -44,8 +45,12 @@ round_trip(void)
 	   x->lim.mem_max == 268435456 && x->lim.pids_max == 100, "www2's limits survive");
 	ok(x && x->gate.flags == (VSD_CFG_TOS | VSD_CFG_MARK | VSD_CFG_PRIO) && x->gate.tos == 0xb8 &&
 	   x->gate.mark == 42 && x->gate.priority == 6, "www2's socket gate settings survive");
+	ok(x && strcmp(x->net.dev, "veth-0") == 0 && x->net.share == 7500 &&
+	   x->net.max == 150000000 && x->net.rate == 200000000 && x->net.minor == 0x10,
+	   "www2's network share survives");
 	x = reg_find(&b, "www1");
-	ok(x && x->gate.flags == 0 && strstr(t1.p, "vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0\n"),
+	ok(x && x->gate.flags == 0 && !x->net.dev[0] &&
+	   strstr(t1.p, "vs www1 id=1 cpu=5000 cpu-max=0 mem=0 pids=0\n"),
 	   "a VS without gate settings has none, and its line is as before");
 	x = reg_find(&b, "www2");
 	ok(b.next_id == 4, "next id survives removal (got %u)", b.next_id);
@@ -75,6 +80,10 @@ damaged(void)
 		{ "vsd-state 1\nvs a id=1 cpu=100 tos=256\n", 2 },
 		{ "vsd-state 1\nvs a id=1 cpu=100 mark=4294967296\n", 2 },
 		{ "vsd-state 1\nnext-id x\n", 2 },
+		/* network shares: a bad interface name, a share without its rate or class */
+		{ "vsd-state 1\nvs a id=1 cpu=100 net-dev=../x net-share=100 net-rate=8000 net-class=16\n", 2 },
+		{ "vsd-state 1\nvs a id=1 cpu=100 net-dev=eth0 net-share=100\n", 2 },
+		{ "vsd-state 1\nvs a id=1 cpu=100 net-dev=eth0 net-share=100 net-rate=8000 net-class=2\n", 2 },
 		{ "vsd-state 1\n# comment\n\nwhat\n", 4 },
 	};
 	const char *why;

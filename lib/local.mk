@@ -15,4 +15,4 @@ lib_libvsd_a_SOURCES = \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/privs.c lib/privs.h \
-	lib/vs.h
+	lib/vs.h lib/remote-mark.h

@@ -214,6 +214,9 @@ ctx_free(struct rules_ctx *c)
 		nexpr_free(&c->rules[i].req);
 		nexpr_free(&c->rules[i].target);
 	}
+	for (i = 0; i < c->nremotes; i++)
+		free(c->remotes[i].vs);
+	free(c->remotes);
 	free(c->plans);
 	free(c->groups);
 	free(c->vss);

@@ -95,6 +95,12 @@ struct rule_decl {
 	int		 has_req;
 };
 
+struct remote_decl {
+	uint8_t		 dscp;		/* 0-63 */
+	char		*vs;		/* NULL if the line had an error */
+	struct rules_loc loc, vs_at;
+};
+
 struct incl {
 	dev_t		 dev;
 	ino_t		 ino;
@@ -125,6 +131,7 @@ struct rules_ctx {
 	struct vs_decl	  *vss;	   size_t nvss,	   cvss;
 	struct svc_decl	  *svcs;   size_t nsvcs,   csvcs;
 	struct rule_decl  *rules;  size_t nrules,  crules;
+	struct remote_decl *remotes; size_t nremotes, cremotes;
 
 	struct incl	 stack[RULES_INCLUDE_DEPTH];
 	int		 depth;
@@ -176,12 +183,16 @@ int expand_item(struct rules_ctx *c, const struct rules_loc *loc, const char *it
 
 /* check.c: plans, groups, VSs, services -> c->rs */
 void check_decls(struct rules_ctx *c);
+/* check-remote.c: remote lines -> c->rs->remotes (after the VSs and services) */
+void check_remotes(struct rules_ctx *c);
 /* budget.c: shares against 100% and groups' budgets */
 void check_budgets(struct rules_ctx *c);
 /* compile.c: rules -> c->rs->rules and the per-caller tables */
 void compile_rules(struct rules_ctx *c);
 /* write.c: one rule as rules_write() writes it, without the newline */
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
+/* write.c: one remote line, without the newline */
+void write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x);
 
 void settings_free(struct settings *s);
 void ctx_free(struct rules_ctx *c);

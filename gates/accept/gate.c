@@ -389,6 +389,9 @@ classify(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 	uint32_t id = conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
 	struct gate_vs *v = NULL;
 
+	if (id == 0)	/* not made on this host: a remote line's mark? */
+		id = conns_by_mark(c->fd);
+
 	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
 		refresh_for(g, id);
 		v = vs_table_find(&g->tab, id);

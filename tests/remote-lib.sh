@@ -11,7 +11,9 @@
 #                                 ADDR/24 on each end
 #   on NAME CMD...                run CMD in host NAME's network namespace only
 #                                 (nsenter --net: `ip netns exec` would mount
-#                                 a new /sys and hide the cgroup and bpffs mounts)
+#                                 a new /sys and hide the cgroup and bpffs mounts);
+#                                 in the background, $! is a subshell: start
+#                                 what must be killed by pid with nsenter itself
 #   host_vsd NAME [OPTS]          start a vsd in host NAME (cgroup root
 #                                 vsd-t<pid>-NAME); sets SOCK_NAME, PID_NAME; stopped and
 #                                 cleaned up on exit

@@ -57,6 +57,9 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \
+	benchmarks/results/insulation-remote.md \
+	benchmarks/results/insulation-remote-2026-11-27.csv \
+	benchmarks/results/insulation-remote-2026-11-27.png \
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv

@@ -168,8 +168,8 @@ endif
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
 TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 # Remote gating: hosts as network namespaces (tests/remote-lib.sh)
-TESTS += tests/remote-gate.sh tests/remote-haproxy.sh
-dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh
+TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
+dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
 EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 

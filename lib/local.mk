@@ -16,4 +16,4 @@ lib_libvsd_a_SOURCES = \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/privs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
-	lib/vs.h
+	lib/vs.h lib/remote-mark.h

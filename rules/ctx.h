@@ -115,6 +115,12 @@ struct site_decl {
 	int		 has_vs;
 };
 
+struct remote_decl {
+	uint8_t		 dscp;		/* 0-63 */
+	char		*vs;		/* NULL if the line had an error */
+	struct rules_loc loc, vs_at;
+};
+
 struct incl {
 	dev_t		 dev;
 	ino_t		 ino;
@@ -146,6 +152,7 @@ struct rules_ctx {
 	struct svc_decl	  *svcs;   size_t nsvcs,   csvcs;
 	struct rule_decl  *rules;  size_t nrules,  crules;
 	struct site_decl  *sites;  size_t nsites,  csites;
+	struct remote_decl *remotes; size_t nremotes, cremotes;
 
 	struct incl	 stack[RULES_INCLUDE_DEPTH];
 	int		 depth;
@@ -202,12 +209,16 @@ int nexpr_pat(struct rules_ctx *c, const struct nexpr *e, size_t k, struct rules
 
 /* check.c: plans, groups, VSs, services -> c->rs */
 void check_decls(struct rules_ctx *c);
+/* check-remote.c: remote lines -> c->rs->remotes (after the VSs and services) */
+void check_remotes(struct rules_ctx *c);
 /* budget.c: shares against 100% and groups' budgets */
 void check_budgets(struct rules_ctx *c);
 /* compile.c: rules -> c->rs->rules and the per-caller tables */
 void compile_rules(struct rules_ctx *c);
 /* write.c: one rule as rules_write() writes it, without the newline */
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
+/* write.c: one remote line, without the newline */
+void write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x);
 
 void settings_free(struct settings *s);
 void site_decl_free(struct site_decl *s);

@@ -181,6 +181,11 @@ rules_dump(const struct rules *rs, struct buf *b)
 		buf_json_str(b, s->command);
 		buf_printf(b, "\n");
 	}
+	for (i = 0; i < rs->nremotes; i++) {
+		write_remote(rs, b, &rs->remotes[i]);
+		buf_printf(b, " at %s:%d:%d\n", rs->remotes[i].loc.file, rs->remotes[i].loc.line,
+			   rs->remotes[i].loc.col);
+	}
 	for (i = 0; i < rs->nrules; i++) {
 		const struct rules_rule *r = &rs->rules[i];
 

@@ -51,11 +51,13 @@ parse_text(struct rules_ctx *c, const char *file, const char *data, size_t len)
 			parse_service(&p);
 		} else if (t->type == T_WORD && strcmp(t->text, "site") == 0) {
 			parse_site(&p);
+		} else if (t->type == T_WORD && strcmp(t->text, "remote") == 0) {
+			parse_remote(&p);
 		} else {
 			char b[64];
 
-			perr(&p, t, "unexpected %s (expected vs, plan, group, service, site, include "
-			     "or a rule '(gate, ...) => (target)')", tok_show(t, b, sizeof(b)));
+			perr(&p, t, "unexpected %s (expected vs, plan, group, service, site, remote, "
+			     "include or a rule '(gate, ...) => (target)')", tok_show(t, b, sizeof(b)));
 			sync_stmt(&p);
 			continue;
 		}

@@ -32,6 +32,9 @@ void parse_plan(struct parser *p);
 void parse_group(struct parser *p);
 void parse_service(struct parser *p);
 
+/* parse-remote.c */
+void parse_remote(struct parser *p);
+
 /* parse-rule.c */
 void parse_rule(struct parser *p);
 /* A name expression: NAME, NAME*, pre[a|b]post, pre[001..300], '*'. */

@@ -70,6 +70,7 @@ rules_free(struct rules *rs)
 	free(rs->groups);
 	free(rs->services);
 	free(rs->rules);
+	free(rs->remotes);
 	free(rs->sorted);
 	names_free(rs->vs_names);
 	names_free(rs->svc_names);
@@ -103,6 +104,8 @@ load(const char *path, const char *data, size_t len, unsigned flags, uid_t owner
 	/* check even after syntax errors: one pass shows every error */
 	if (!c.oom)
 		check_decls(&c);
+	if (!c.oom)
+		check_remotes(&c);
 	if (!c.oom)
 		compile_rules(&c);
 	if (!c.oom)

@@ -123,6 +123,17 @@ struct rules_service {
 /* The documented default bound (vsrules(5), SITES AND CONTENT RULES). */
 #define RULES_ATTRS_TIMEOUT_MS	200
 #define RULES_ATTRS_TIMEOUT_MAX	10000	/* the largest attrs-timeout a file may set */
+/*
+ * "remote dscp D => VS": connections that arrive from another host with
+ * DSCP D are VS's (vsd/remote.c turns these into an nftables table, the
+ * accept gate classifies by the mark it sets). Several DSCPs may name one
+ * VS; one DSCP names at most one VS.
+ */
+struct rules_remote {
+	uint8_t		 dscp;		/* 1-63 (0 is unmarked traffic) */
+	int		 vs;		/* VS index */
+	struct rules_loc loc;
+};
 
 /* What a rule says to do. */
 enum rules_action {
@@ -231,6 +242,8 @@ struct rules {
 	size_t			 nservices;
 	struct rules_rule	*rules;		/* all gates, in precedence order per gate */
 	size_t			 nrules;
+	struct rules_remote	*remotes;	/* remote lines, in file order */
+	size_t			 nremotes;
 	/*
 	 * Per gate, rules[gate_first[g] .. gate_first[g + 1]) in precedence
 	 * order. by_caller[g][i] (i < nvs): the rules whose caller is VS i by

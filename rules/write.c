@@ -42,6 +42,12 @@ write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
 		   rules_action_name(r->action));
 }
 
+void
+write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x)
+{
+	buf_printf(b, "remote dscp %u => %s", x->dscp, rs->vs[x->vs].name);
+}
+
 /*
  * A string as the lexer reads it back (lex.c): \" \\ \n \t are its escapes.
  * No other control character can be in a compiled string: the lexer refuses
@@ -70,7 +76,7 @@ rules_write(const struct rules *rs, struct buf *b)
 	size_t i;
 
 	buf_printf(b, "# the compiled rules (rules_write): every VS with its share and\n"
-		   "# priority, the services, every rule expanded, in precedence order;\n"
+		   "# priority, the services, the remote lines, every rule expanded, in precedence order;\n"
 		   "# no plans or groups\n");
 	for (i = 0; i < rs->nvs; i++) {
 		buf_printf(b, "vs %s cpu %s priority %u", rs->vs[i].name,
@@ -91,6 +97,10 @@ rules_write(const struct rules *rs, struct buf *b)
 			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
 		buf_printf(b, "command ");
 		write_string(b, s->command);
+		buf_printf(b, "\n");
+	}
+	for (i = 0; i < rs->nremotes; i++) {
+		write_remote(rs, b, &rs->remotes[i]);
 		buf_printf(b, "\n");
 	}
 	for (i = 0; i < rs->nrules; i++) {

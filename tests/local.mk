@@ -192,6 +192,10 @@ endif
 # --- A few seconds of the insulation and virtual-host benchmarks end to end
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
 TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+# Remote gating: hosts as network namespaces (tests/remote-lib.sh)
+TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
+dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
+EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 
 # The unit tests alone (no root, no kernel features): debian/rules runs them

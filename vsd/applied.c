@@ -25,6 +25,7 @@
 #include "apply.h"
 #include "fork-gate.h"
 #include "gate-vs.h"
+#include "remote.h"
 #include "vsd.h"
 
 #define APPLIED_RULES	"applied.rules"
@@ -130,6 +131,8 @@ applied_load(struct vsd *d)
 	set_text(d, &text);
 	d->rules = rs;
 	fork_gate_update(d);
+	/* the remote table again, in case a firewall reload flushed it */
+	remote_apply(d, rs, NULL);
 	if (path_fmt(path, sizeof(path), "%s/%s", d->state_dir, APPLIED_PATH) == 0 &&
 	    read_file(path, line, sizeof(line)) == 0 &&
 	    sscanf(line, "%u %n", &owner, &off) == 1 && off && line[off] == '/' &&

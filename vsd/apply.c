@@ -27,6 +27,7 @@
 #include "gate-vs.h"
 #include "lib/log.h"
 #include "netshare.h"
+#include "remote.h"
 #include "rules/rules.h"
 #include "state.h"
 #include "vsd.h"
@@ -500,11 +501,12 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	struct buf svc = { 0 };
 	uint32_t next_id = d->reg.next_id;
 	size_t i;
-	int r, r2, stopped = 0;
+	int r, r2, stopped = 0, remote_done = 0;
 
 	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
 		goto out;
-	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0)
+	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0 ||
+	    (r = remote_check(d, rs, errs)) < 0)
 		goto out;
 	/* vsd runs a service's command as root: only root may declare or
 	 * stop one, not a member of vsd's group (vsd(8), ACCESS) */
@@ -547,9 +549,14 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 		buf_printf(errs, "setting a CPU cap failed: %s (see vsd's log); nothing changed\n",
 			   strerror(-r));
 	}
+	/* the remote table names VSs by id: after the creates */
+	if (r == 0 && (r = remote_apply(d, rs, errs)) == 0)
+		remote_done = 1;
 	if (r == 0 && p.n > 0 && (r = state_save(d->state_dir, &d->reg)) < 0)
 		buf_printf(errs, "cannot save the state: %s; nothing changed\n", strerror(-r));
 	if (r < 0) {
+		if (remote_done)	/* the table of the rules still in force */
+			remote_apply(d, d->rules, NULL);
 		while (i-- > 0)
 			undo_step(d, &p.v[i]);
 		d->reg.next_id = next_id;

@@ -27,10 +27,11 @@ vsd_vsd_SOURCES = \
 	vsd/apply.c vsd/apply.h vsd/applied.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
+	vsd/remote.c vsd/remote.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h
-vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATENET_LIBS) $(GATESOCKET_LIBS)
+vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATENET_LIBS) $(GATESOCKET_LIBS) $(LIBNFTABLES_LIBS)
 
 # The systemd unit, in --with-systemdsystemunitdir (configure.ac).
 systemdsystemunit_DATA = vsd/vsd.service

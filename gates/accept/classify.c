@@ -10,11 +10,14 @@
  * read-only and look keys up in our own memory, without a bpf() call per
  * accept. If it is not there (socket gate not loaded), every connection is
  * "unknown" and goes to the home VS; we retry opening it now and then.
+ * A connection the table does not know may come from another host: then
+ * the mark vsd's remote lines gave it names the VS (conns_by_mark()).
  */
 #include "config.h"
 
 #include <errno.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +25,7 @@
 #include "gate.h"
 #include "gates/socket/socket.h"
 #include "lib/log.h"
+#include "lib/remote-mark.h"
 
 static char *map_path;
 static struct conntab tab;
@@ -79,4 +83,23 @@ conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
 	if (conntab_lookup(t, &key, &val) < 0)
 		return 0;
 	return val.vs_id;
+}
+
+/*
+ * A connection from another host is not in our table (the socket gate that
+ * recorded it runs there), but its SYN carried the VS's DSCP; vsd's
+ * nftables table turned that into a mark (vsd/remote.c), which the accepted
+ * socket took because net.ipv4.tcp_fwmark_accept is on (Linux 3.15+,
+ * per network namespace; IPv6 too). getsockopt(SO_MARK) needs no
+ * privilege. A mark that is not ours, or none, says nothing: 0.
+ */
+uint32_t
+conns_by_mark(int fd)
+{
+	uint32_t mark = 0;
+	socklen_t len = sizeof(mark);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_MARK, &mark, &len) < 0 || len != sizeof(mark))
+		return 0;
+	return remote_mark_id(mark);
 }

@@ -227,6 +227,9 @@ void conns_init(const char *map_path);
  * local address is local_fixed if not NULL, else read from fd. */
 uint32_t conns_lookup(int fd, const struct sockaddr_storage *local_fixed,
     const struct sockaddr_storage *peer, socklen_t peerlen);
+/* The VS id of a connection from another host, by the mark vsd's remote
+ * lines set on its SYN (lib/remote-mark.h); 0 if none. */
+uint32_t conns_by_mark(int fd);
 
 /* --- unixpeer.c --- */
 /* Load the peer iterator (before privileges are dropped); 0 or -errno. */

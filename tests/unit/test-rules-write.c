@@ -185,7 +185,18 @@ same_decls(const struct rules *a, const struct rules *b)
 				    y->group ? y->group : "-", y->command);
 		}
 	}
-	return bad + (a->nvs != b->nvs) + (a->nservices != b->nservices);
+	/* remote lines (vsrules(5) REMOTE): the same DSCPs to the same VSs */
+	for (i = 0; i < a->nremotes && i < b->nremotes; i++) {
+		const struct rules_remote *x = &a->remotes[i], *y = &b->remotes[i];
+
+		if (x->dscp != y->dscp || strcmp(a->vs[x->vs].name, b->vs[y->vs].name) != 0) {
+			if (bad++ < 3)
+				printf("#   remote dscp %u => %s, read back dscp %u => %s\n", x->dscp,
+				    a->vs[x->vs].name, y->dscp, b->vs[y->vs].name);
+		}
+	}
+	return bad + (a->nvs != b->nvs) + (a->nservices != b->nservices) +
+	    (a->nremotes != b->nremotes);
 }
 
 /* a written by rules_write() and loaded again as the accept gate loads it. */
@@ -207,7 +218,8 @@ write_and_load(const char *what, const struct rules *a)
 		ok(a->nvs == b->nvs && a->nrules == b->nrules && a->nservices == b->nservices,
 		    "%s: %zu VSs, %zu services and %zu rules written, %zu, %zu and %zu read back",
 		    what, a->nvs, a->nservices, a->nrules, b->nvs, b->nservices, b->nrules);
-		ok(same_decls(a, b) == 0, "%s: the same VS shares and priorities, the same services",
+		ok(same_decls(a, b) == 0, "%s: the same VS shares and priorities, the same services "
+		    "and remote lines",
 		    what);
 		is_str(lb, la, "%s: the same rules in the same order", what);
 		ok(same_decisions(a, b) == 0, "%s: the same decision for every query", what);

@@ -73,6 +73,9 @@ int cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep);
 /* cmd-conns.c */
 int cmd_conns(struct vsd *d, const struct request *req, struct reply *rep);
 
+/* cmd-stats.c: every VS's figures in one reply (vsctl top) */
+int cmd_stats(struct vsd *d, const struct request *req, struct reply *rep);
+
 /* cmd-gate.c */
 int cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep);
 

@@ -91,7 +91,7 @@ tests_gate_client_LDADD = -lpthread
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh \
-	tests/conntab-quota.sh tests/gate-destroy.sh
+	tests/conntab-quota.sh tests/gate-destroy.sh tests/vsctl-top.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

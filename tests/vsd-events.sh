@@ -15,8 +15,8 @@ layout=$(cg_layout)
 diag "layout: $layout"
 
 ev() { vsctl show "$1" --json | json "d['events']['$2']"; }
-# wait_rise VS KEY: until the counter is above 0 (vsd's figures are at
-# most a second old: vsd/stats.h)
+# rise VS KEY: the counter is above 0 (vsd's figures are at most 0.25 s
+# old: vsd/stats.h; wait_until retries)
 rise() { [ "$(ev "$1" "$2")" -gt 0 ] 2>/dev/null; }
 
 check "create mem --mem 32M" vsctl create mem --cpu 10% --mem 32M

@@ -278,6 +278,13 @@ do_run(const struct cmdspec *c, int argc, char **argv)
 }
 
 static int
+do_top(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_top(argc, argv, socket_path);
+}
+
+static int
 do_services(const struct cmdspec *c, int argc, char **argv)
 {
 	(void)c;
@@ -386,6 +393,8 @@ static const struct cmdspec cmds[] = {
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
 	  "[--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
+	{ "top", do_top, "", NULL, "top [-b] [-n ITERATIONS] [-d SECONDS] "
+	  "[-s cpu|mem|name|procs|conns|throttle|events]" },
 	{ "service", do_service, "", NULL, "service start|stop|restart NAME" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },

@@ -4,7 +4,8 @@
  * open connections, for `vsctl show`, the `stats` request behind `vsctl
  * top`, and the metrics file (metrics.c). A sample younger than
  * STATS_MAX_AGE_MS is served again, so that several readers (top in two
- * terminals, the metrics file) cost vsd one read of each VS's files a second.
+ * terminals, the metrics file) cost vsd one read of each VS's files per refresh, not one per reader
+ * (`vsctl top -d` is at least 0.5 s, twice this age).
  */
 #ifndef VSD_STATS_H
 #define VSD_STATS_H
@@ -18,7 +19,7 @@
 struct vsd;
 struct vs;
 
-#define STATS_MAX_AGE_MS	1000
+#define STATS_MAX_AGE_MS	250
 
 struct vs_stats {
 	uint64_t	 at_ns;		/* mono_ns() when read */

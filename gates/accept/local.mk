@@ -20,7 +20,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \
 	gates/accept/decide.c \
-	gates/accept/status.c
+	gates/accept/status.c \
+	gates/accept/charge.c
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \
 	gates/socket/libgatesocket.a lib/libvsd.a \

@@ -89,31 +89,12 @@ find(const struct sample *s, const char *name)
 	return s->n ? bsearch(&key, s->v, s->n, sizeof(*s->v), row_cmp_name) : NULL;
 }
 
-/* The value of key in a "k=v k=v" line, copied into out; 0 or -1. */
-static int
-word(const char *line, const char *key, char *out, size_t len)
-{
-	size_t kl = strlen(key);
-	const char *p = line;
-
-	while ((p = strstr(p, key))) {
-		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
-			size_t n = strcspn(p + kl + 1, " \n");
-
-			snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p + kl + 1);
-			return 0;
-		}
-		p += kl;
-	}
-	return -1;
-}
-
 static uint64_t
 num(const char *line, const char *key)
 {
 	char v[32];
 
-	if (word(line, key, v, sizeof(v)) < 0 || v[0] == '-')
+	if (kv_get(line, key, v, sizeof(v)) < 0 || v[0] == '-')
 		return NONE;
 	return strtoull(v, NULL, 10);
 }
@@ -174,9 +155,9 @@ fetch(struct top *t, struct sample *s)
 			s->v = nv;
 		}
 		memset(&s->v[s->n], 0, sizeof(s->v[s->n]));
-		if (word(line, "name", s->v[s->n].name, sizeof(s->v[s->n].name)) < 0)
+		if (kv_get(line, "name", s->v[s->n].name, sizeof(s->v[s->n].name)) < 0)
 			continue;
-		word(line, "status", s->v[s->n].status, sizeof(s->v[s->n].status));
+		kv_get(line, "status", s->v[s->n].status, sizeof(s->v[s->n].status));
 		for (k = 0; k < F_MAX; k++)
 			s->v[s->n].f[k] = num(line, fkey[k]);
 		s->n++;
@@ -309,10 +290,10 @@ print_services(struct top *t, struct buf *out)
 			if ((next = strchr(line, '\n')))
 				*next++ = '\0';
 			if (strncmp(line, "service ", 8) == 0) {
-				word(line, "name", svc, sizeof(svc));
+				kv_get(line, "name", svc, sizeof(svc));
 				continue;
 			}
-			if (strncmp(line, "vs ", 3) != 0 || word(line, "name", vs, sizeof(vs)) < 0)
+			if (strncmp(line, "vs ", 3) != 0 || kv_get(line, "name", vs, sizeof(vs)) < 0)
 				continue;
 			served = num(line, "served");
 			cpu = num(line, "cpu_usec");

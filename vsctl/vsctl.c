@@ -390,6 +390,7 @@ static const struct cmdspec cmds[] = {
 	{ "exec", do_exec, "name", exec_opts,
 	  "exec NAME [--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "metrics", do_remote, "", NULL, "metrics" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
 	  "[--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },

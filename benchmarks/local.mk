@@ -16,6 +16,7 @@
 #                        the kernel's floor, is cgroup-floor.c
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
+#   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
 #   rules-fuzz           the rule parser's libFuzzer harness for 10 million
 #                        executions (no root; tests/rules-fuzz.sh runs 20 s)
 # Design experiments that are not product figures: benchmarks/experiments/.
@@ -39,7 +40,7 @@ benchmarks_gate_decision_LDADD = $(GATEACCEPT_LIBS)
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
-	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting
+	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting benchmarks/top-cost
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
@@ -53,7 +54,7 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
 	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
-	benchmarks/results/rules-fuzz.md
+	benchmarks/results/rules-fuzz.md benchmarks/results/top-cost.md benchmarks/results/top-cost.csv
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \

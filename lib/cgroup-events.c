@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 
@@ -50,6 +51,18 @@ cg_parse_key(const char *text, const char *key, uint64_t *v)
 	return -ENOENT;
 }
 
+static int
+read_u64(int dfd, const char *file, uint64_t *v)
+{
+	char buf[64], *end;
+	int r;
+
+	if ((r = cg_readat(dfd, file, buf, sizeof(buf))) < 0)
+		return r;
+	*v = strtoull(buf, &end, 10);
+	return end == buf ? -EINVAL : 0;
+}
+
 /* key of a file's text into *v, and its bit into st->have; a missing key
  * (an older kernel) leaves both alone. */
 static int
@@ -63,9 +76,9 @@ read_key(const char *text, const char *key, uint64_t *v, unsigned bit, struct cg
 }
 
 static int
-read_text(const char *dir, const char *file, char *buf, size_t len)
+read_text(int dfd, const char *file, char *buf, size_t len)
 {
-	int r = cg_read(dir, file, buf, len);
+	int r = cg_readat(dfd, file, buf, len);
 
 	if (r == -ENOENT) {
 		buf[0] = '\0';
@@ -76,34 +89,34 @@ read_text(const char *dir, const char *file, char *buf, size_t len)
 
 /* pids.current and pids.events: the same files on v1 and v2. */
 static int
-pids_stats(const char *dir, struct cg_stats *st)
+pids_stats(int dfd, struct cg_stats *st)
 {
 	char buf[256];
 	int r;
 
-	if ((r = cg_pids_current(dir, &st->pids)) < 0)
+	if ((r = read_u64(dfd, "pids.current", &st->pids)) < 0)
 		return r;
 	st->have |= CG_ST_PIDS;
-	if ((r = read_text(dir, "pids.events", buf, sizeof(buf))) < 0)
+	if ((r = read_text(dfd, "pids.events", buf, sizeof(buf))) < 0)
 		return r;
 	return read_key(buf, "max", &st->pids_max, CG_ST_PIDS_MAX, st);
 }
 
 int
-cg_v1_stats(const char *dir, unsigned roles, struct cg_stats *st)
+cg_v1_stats(int dfd, unsigned roles, struct cg_stats *st)
 {
 	char buf[1024];
 	uint64_t ns = 0;
 	int r;
 
 	if (roles & CG_R_CPUACCT) {
-		if ((r = cg_read_u64(dir, "cpuacct.usage", &ns)) < 0)
+		if ((r = read_u64(dfd, "cpuacct.usage", &ns)) < 0)
 			return r;
 		st->cpu_usec = ns / 1000;
 		st->have |= CG_ST_CPU;
 	}
 	if (roles & CG_R_CPU) {
-		if ((r = read_text(dir, "cpu.stat", buf, sizeof(buf))) < 0 ||
+		if ((r = read_text(dfd, "cpu.stat", buf, sizeof(buf))) < 0 ||
 		    (r = read_key(buf, "nr_periods", &st->nr_periods, CG_ST_THROTTLE, st)) < 0 ||
 		    (r = read_key(buf, "nr_throttled", &st->nr_throttled, CG_ST_THROTTLE, st)) < 0)
 			return r;
@@ -113,27 +126,27 @@ cg_v1_stats(const char *dir, unsigned roles, struct cg_stats *st)
 		st->throttled_usec = ns / 1000;
 	}
 	if (roles & CG_R_MEM) {
-		if ((r = cg_read_u64(dir, "memory.usage_in_bytes", &st->mem_bytes)) < 0)
+		if ((r = read_u64(dfd, "memory.usage_in_bytes", &st->mem_bytes)) < 0)
 			return r;
 		st->have |= CG_ST_MEM;
-		if (cg_read_u64(dir, "memory.failcnt", &st->mem_max) == 0)
+		if (read_u64(dfd, "memory.failcnt", &st->mem_max) == 0)
 			st->have |= CG_ST_MEM_MAX;
-		if ((r = read_text(dir, "memory.oom_control", buf, sizeof(buf))) < 0 ||
+		if ((r = read_text(dfd, "memory.oom_control", buf, sizeof(buf))) < 0 ||
 		    (r = read_key(buf, "oom_kill", &st->oom_kill, CG_ST_OOM, st)) < 0)
 			return r;
 	}
-	return (roles & CG_R_PIDS) ? pids_stats(dir, st) : 0;
+	return (roles & CG_R_PIDS) ? pids_stats(dfd, st) : 0;
 }
 
 int
-cg_v2_stats(const char *dir, unsigned roles, struct cg_stats *st)
+cg_v2_stats(int dfd, unsigned roles, struct cg_stats *st)
 {
 	char buf[1024];
 	int r;
 
 	if (roles & (CG_R_CPU | CG_R_CPUACCT)) {
 		/* cpu.stat has usage_usec even without the cpu controller */
-		if ((r = cg_read(dir, "cpu.stat", buf, sizeof(buf))) < 0 ||
+		if ((r = cg_readat(dfd, "cpu.stat", buf, sizeof(buf))) < 0 ||
 		    (r = read_key(buf, "usage_usec", &st->cpu_usec, CG_ST_CPU, st)) < 0)
 			return r;
 		if ((roles & CG_R_CPU) &&
@@ -143,23 +156,22 @@ cg_v2_stats(const char *dir, unsigned roles, struct cg_stats *st)
 			return r;
 	}
 	if (roles & CG_R_MEM) {
-		if ((r = cg_read_u64(dir, "memory.current", &st->mem_bytes)) < 0)
+		if ((r = read_u64(dfd, "memory.current", &st->mem_bytes)) < 0)
 			return r;
 		st->have |= CG_ST_MEM;
-		if ((r = read_text(dir, "memory.events", buf, sizeof(buf))) < 0 ||
+		if ((r = read_text(dfd, "memory.events", buf, sizeof(buf))) < 0 ||
 		    (r = read_key(buf, "oom_kill", &st->oom_kill, CG_ST_OOM, st)) < 0 ||
 		    (r = read_key(buf, "high", &st->mem_high, CG_ST_MEM_HIGH, st)) < 0 ||
 		    (r = read_key(buf, "max", &st->mem_max, CG_ST_MEM_MAX, st)) < 0)
 			return r;
 	}
-	return (roles & CG_R_PIDS) ? pids_stats(dir, st) : 0;
+	return (roles & CG_R_PIDS) ? pids_stats(dfd, st) : 0;
 }
 
 int
 cg_vs_stats(const struct cg_ctx *cg, const struct vs *vs, struct cg_stats *st)
 {
-	char dir[PATH_MAX];
-	int i, r;
+	int i, fd, r;
 
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < cg->nhier; i++) {
@@ -167,8 +179,11 @@ cg_vs_stats(const struct cg_ctx *cg, const struct vs *vs, struct cg_stats *st)
 
 		if (!h->ops->stats || !(h->roles & (CG_R_CPU | CG_R_CPUACCT | CG_R_MEM | CG_R_PIDS)))
 			continue;
-		if ((r = cg_vs_path(cg, i, vs->name, dir, sizeof(dir))) < 0 ||
-		    (r = h->ops->stats(dir, h->roles, st)) < 0)
+		if ((fd = cg_vs_dir_open(cg, i, vs->name)) < 0)
+			return fd;
+		r = h->ops->stats(fd, h->roles, st);
+		close(fd);
+		if (r < 0)
 			return r;
 	}
 	return 0;

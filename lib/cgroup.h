@@ -58,9 +58,9 @@ struct cg_ops {
 	int (*cpu_usage)(const char *dir, uint64_t *usec);
 	int (*mem_usage)(const char *dir, uint64_t *bytes);
 	int (*pids_usage)(const char *dir, uint64_t *n);
-	/* Usage and limit events of the hierarchy's roles in dir, added to st
-	 * (cgroup-events.c). */
-	int (*stats)(const char *dir, unsigned roles, struct cg_stats *st);
+	/* Usage and limit events of the hierarchy's roles in the VS directory
+	 * dfd, added to st (cgroup-events.c). */
+	int (*stats)(int dfd, unsigned roles, struct cg_stats *st);
 	/* Kill every process in dir, or -EOPNOTSUPP if the hierarchy cannot. */
 	int (*kill_all)(const char *dir);
 	/* What the files of the hierarchy's roles (CG_R_*) hold once the set_*
@@ -138,6 +138,9 @@ int cg_mkdir(struct cg_ctx *cg, const char *dir);
 void cg_release(struct cg_ctx *cg);
 
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);
+/* The VS's directory in hierarchy h, O_PATH (relative to the hierarchy's
+ * root when that is open); -errno. */
+int cg_vs_dir_open(const struct cg_ctx *cg, int h, const char *vs);
 int cg_vs_create(struct cg_ctx *cg, struct vs *vs);
 int cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old);
 /* Write every limit of vs again, whatever the files hold now. */
@@ -225,8 +228,8 @@ struct cg_stats {
 	uint64_t nr_periods, nr_throttled, throttled_usec;	/* the CPU cap */
 };
 int cg_vs_stats(const struct cg_ctx *cg, const struct vs *vs, struct cg_stats *st);
-int cg_v1_stats(const char *dir, unsigned roles, struct cg_stats *st);
-int cg_v2_stats(const char *dir, unsigned roles, struct cg_stats *st);
+int cg_v1_stats(int dfd, unsigned roles, struct cg_stats *st);
+int cg_v2_stats(int dfd, unsigned roles, struct cg_stats *st);
 /* The value of "key N" in the text of a flat-keyed file; -ENOENT if absent. */
 int cg_parse_key(const char *text, const char *key, uint64_t *v);
 /* The cgroup2 directory of the VS (for BPF), or -ENOENT on legacy hosts. */

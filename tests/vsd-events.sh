@@ -15,7 +15,7 @@ layout=$(cg_layout)
 diag "layout: $layout"
 
 ev() { vsctl show "$1" --json | json "d['events']['$2']"; }
-# rise VS KEY: the counter is above 0 (vsd's figures are at most 0.25 s
+# rise VS KEY: the counter is above 0 (vsd's figures are at most 0.5 s
 # old: vsd/stats.h; wait_until retries)
 rise() { [ "$(ev "$1" "$2")" -gt 0 ] 2>/dev/null; }
 

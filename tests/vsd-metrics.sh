@@ -68,7 +68,7 @@ vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 10 -r "spin 20" > "$M/client" 2>&1
 check "the client's 10 requests were answered" grep -q "^ok 10 bad 0" "$M/client"
 
 ino0=$(stat -c %i "$PROM")
-# the file follows within the interval (1 s; vsd's samples are 0.25 s old at most)
+# the file follows within the interval (1 s; vsd's samples are 0.5 s old at most)
 fresh() { grep -q 'vsd_vs_memory_bytes{vs="load"} [0-9]\{8\}' "$PROM" &&
 	grep -q 'vsd_service_served_total{service="svc",vs="www1"} 10$' "$PROM"; }
 wait_until fresh && ok "the file shows the load within the interval" ||

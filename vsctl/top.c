@@ -441,8 +441,8 @@ vsctl_top(int argc, char **argv, const char *socket_path)
 		if (a[1] == 'd') {
 			errno = 0;
 			t.delay = strtod(v, &end);
-			if (errno || *end || end == v || !(t.delay >= 0.5 && t.delay <= 3600))
-				return usage_err("-d %s: the interval is 0.5 to 3600 seconds", v);
+			if (errno || *end || end == v || !(t.delay >= 1 && t.delay <= 3600))
+				return usage_err("-d %s: the interval is 1 to 3600 seconds", v);
 		} else if (a[1] == 'n') {
 			errno = 0;
 			t.iterations = strtol(v, &end, 10);

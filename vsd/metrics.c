@@ -150,8 +150,10 @@ vs_families(struct vsd *d, struct buf *b)
 		b->oom = 1;
 		return;
 	}
+	stats_pass_begin();
 	for (i = 0; i < d->reg.n; i++)
 		st[i] = *vs_stats_get(d, d->reg.v[i]);
+	stats_pass_end();
 	for (m = 0; m < ARRAY_SIZE(vs_metrics); m++) {
 		const struct vs_metric *mt = &vs_metrics[m];
 

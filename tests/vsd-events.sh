@@ -59,11 +59,13 @@ kill "$hogpid"; wait "$hogpid" 2>/dev/null
 wait_until rise hog cpu_throttled && ok "hog: cpu_throttled rose to $(ev hog cpu_throttled)" ||
 	fail "hog: cpu_throttled rose ($(ev hog cpu_throttled))"
 t=$(ev hog cpu_throttled_usec)
-[ "$t" -gt 100000 ] 2>/dev/null && ok "hog: throttled for $t us (> 0.1 s in 2 s at a 10% cap)" ||
+[ "$t" -gt 100000 ] 2>/dev/null && ok "hog: throttled for $t us (> 0.1 s at a 10% cap; summed over CPUs)" ||
 	fail "hog: throttled time ($t us)"
-p=$(ev hog cpu_periods)
-[ "$p" -ge "$(ev hog cpu_throttled)" ] 2>/dev/null && ok "hog: $p periods >= throttled ones" ||
-	fail "hog: periods ($p)"
+# periods and throttled periods from one sample (they move while read)
+pt=$(vsctl show hog --json | json '"%d %d" % (d["events"]["cpu_periods"], d["events"]["cpu_throttled"])')
+read -r p t <<<"$pt"
+[ "$p" -ge "$t" ] 2>/dev/null && [ "$t" -gt 0 ] && ok "hog: $p periods >= $t throttled ones" ||
+	fail "hog: periods ($pt)"
 like "$(vsctl show hog)" "cpu cap: throttled in [1-9][0-9]* of [1-9][0-9]* periods" \
 	"show prints the throttling"
 

@@ -64,6 +64,10 @@ for sc in screens:
         if len(f) == 11 and f[0] == "hog":
             tot += float(f[8].rstrip("s"))
 print("hog_throttled_sum", tot)
+# the hog's highest CPU % over both screens: under TCG (the VM tier) a capped
+# cgroup may stay throttled through a whole interval (0% there)
+print("hog_cpu_max", max([float(l.split()[1]) for sc in screens for l in sc.splitlines()
+                          if len(l.split()) == 11 and l.split()[0] == "hog"] or [-1]))
 print("idle_cpu", vs["idle"][1] if "idle" in vs else -1)
 print("status", " ".join(sorted(set(v[10] for v in vs.values()))))
 print("www1_served", svc[("svc", "www1")][2] if ("svc", "www1") in svc else -1)
@@ -75,9 +79,9 @@ check "two screens" [ "$(get screens)" = 2 ]
 check "a row for each VS" [ "$(get rows)" = "hog home idle www1" ]
 check "every VS is ok" [ "$(get status)" = ok ]
 check "sorted by CPU: the hog first" [ "$(get first)" = hog ]
-hc=$(get hog_cpu)
-diag "hog: $hc% of the machine (cap 10%), throttled $(get hog_throttled) s in 1 s"
-check "the hog uses CPU (> 2% of the machine)" python3 -c "import sys; sys.exit(not $hc > 2)"
+hc=$(get hog_cpu_max)
+diag "hog: $(get hog_cpu)% of the machine in the last screen, $hc% at most (cap 10%), throttled $(get hog_throttled) s in 1 s"
+check "the hog uses CPU (> 2% of the machine in a screen)" python3 -c "import sys; sys.exit(not $hc > 2)"
 check "and no more than its cap (10%, +2 points for sampling)" python3 -c "import sys; sys.exit(not $hc <= 12)"
 # what top showed is what the kernel counted meanwhile: no more than the
 # counter's rise around the top run, and some of it if the kernel counted

@@ -23,6 +23,7 @@
 #                        the kernel's floor, is cgroup-floor.c
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
+#   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
 #   rules-fuzz           the rule parser's libFuzzer harness for 10 million
 #                        executions (no root; tests/rules-fuzz.sh runs 20 s)
 # Design experiments that are not product figures: benchmarks/experiments/.
@@ -60,7 +61,7 @@ benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting \
-	benchmarks/accept-attrs-cost
+	benchmarks/accept-attrs-cost benchmarks/top-cost
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
@@ -78,7 +79,8 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-fuzz.md \
 	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv \
 	benchmarks/results/hosting.md benchmarks/results/rules-attrs.md \
-	benchmarks/results/rules-attrs.csv
+	benchmarks/results/rules-attrs.csv \
+	benchmarks/results/top-cost.md benchmarks/results/top-cost.csv
 # The committed full runs (benchmarks/RESULTS.md, README).
 dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
 	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \

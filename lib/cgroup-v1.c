@@ -141,6 +141,7 @@ const struct cg_ops cg_v1_ops = {
 	.cpu_usage = v1_cpu_usage,
 	.mem_usage = v1_mem_usage,
 	.pids_usage = cg_pids_current,
+	.stats = cg_v1_stats,
 	.kill_all = v1_kill_all,
 	.expect = v1_expect,
 };

@@ -204,6 +204,7 @@ const struct cg_ops cg_v2_ops = {
 	.cpu_usage = v2_cpu_usage,
 	.mem_usage = v2_mem_usage,
 	.pids_usage = cg_pids_current,
+	.stats = cg_v2_stats,
 	.kill_all = v2_kill_all,
 	.expect = v2_expect,
 };

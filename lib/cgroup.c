@@ -408,6 +408,20 @@ vs_dir_open(const struct cg_ctx *cg, int i, const char *name)
 }
 
 int
+cg_vs_dir_open(const struct cg_ctx *cg, int i, const char *name)
+{
+	const struct cg_hier *hi = &cg->hier[i];
+	int fd;
+
+	/* relative to the hierarchy's root when that is open: one lookup, not
+	 * the walk of the whole path */
+	if (hi->basefd < 0)
+		return vs_dir_open(cg, i, name);
+	fd = openat(hi->basefd, name, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+int
 cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old)
 {
 	int i, fd, r;
@@ -499,10 +513,8 @@ cg_vs_drift(const struct cg_ctx *cg, const struct vs *vs, struct cg_drift *d, si
 	for (h = 0; h < cg->nhier; h++) {
 		const struct cg_hier *hi = &cg->hier[h];
 
-		fd = hi->basefd >= 0 ? openat(hi->basefd, vs->name, O_PATH | O_DIRECTORY | O_CLOEXEC)
-				     : vs_dir_open(cg, h, vs->name);
-		if (fd < 0)
-			return hi->basefd >= 0 ? -errno : fd;
+		if ((fd = cg_vs_dir_open(cg, h, vs->name)) < 0)
+			return fd;
 		ne = hi->ops->expect(hi->roles, &vs->lim, cg->ncpu, e);
 		for (k = 0; k < ne; k++) {
 			if (cg_readat(fd, e[k].file, have, sizeof(have)) < 0)

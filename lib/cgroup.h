@@ -30,6 +30,7 @@ enum cg_layout { CG_UNIFIED, CG_HYBRID, CG_LEGACY };
 
 struct cg_ctx;
 struct cg_hier;
+struct cg_stats;
 
 /*
  * A limit as one interface file should hold it, read back: what the set_*
@@ -57,6 +58,9 @@ struct cg_ops {
 	int (*cpu_usage)(const char *dir, uint64_t *usec);
 	int (*mem_usage)(const char *dir, uint64_t *bytes);
 	int (*pids_usage)(const char *dir, uint64_t *n);
+	/* Usage and limit events of the hierarchy's roles in the VS directory
+	 * dfd, added to st (cgroup-events.c). */
+	int (*stats)(int dfd, unsigned roles, struct cg_stats *st);
 	/* Kill every process in dir, or -EOPNOTSUPP if the hierarchy cannot. */
 	int (*kill_all)(const char *dir);
 	/* What the files of the hierarchy's roles (CG_R_*) hold once the set_*
@@ -134,6 +138,9 @@ int cg_mkdir(struct cg_ctx *cg, const char *dir);
 void cg_release(struct cg_ctx *cg);
 
 int cg_vs_path(const struct cg_ctx *cg, int h, const char *vs, char *buf, size_t len);
+/* The VS's directory in hierarchy h, O_PATH (relative to the hierarchy's
+ * root when that is open); -errno. */
+int cg_vs_dir_open(const struct cg_ctx *cg, int h, const char *vs);
 int cg_vs_create(struct cg_ctx *cg, struct vs *vs);
 int cg_vs_apply(struct cg_ctx *cg, const struct vs *vs, const struct vs_limits *old);
 /* Write every limit of vs again, whatever the files hold now. */
@@ -197,6 +204,34 @@ struct cg_usage {
 	uint64_t pids;
 };
 int cg_vs_usage(const struct cg_ctx *cg, const struct vs *vs, struct cg_usage *u);
+
+/*
+ * Usage and limit events from the kernel's counters (cgroup-events.c has the
+ * file behind each): have says which this layout and kernel provide (v1
+ * has no memory.high, so no CG_ST_MEM_HIGH). Every counter only grows.
+ */
+#define CG_ST_CPU	(1u << 0)
+#define CG_ST_MEM	(1u << 1)
+#define CG_ST_PIDS	(1u << 2)
+#define CG_ST_OOM	(1u << 3)
+#define CG_ST_MEM_HIGH	(1u << 4)
+#define CG_ST_MEM_MAX	(1u << 5)
+#define CG_ST_PIDS_MAX	(1u << 6)
+#define CG_ST_THROTTLE	(1u << 7)
+struct cg_stats {
+	unsigned have;			/* CG_ST_* */
+	uint64_t cpu_usec, mem_bytes, pids;
+	uint64_t oom_kill;		/* processes the OOM killer killed */
+	uint64_t mem_high;		/* v2: usage went over memory.high */
+	uint64_t mem_max;		/* usage hit the limit (v1: memory.failcnt) */
+	uint64_t pids_max;		/* forks refused at pids.max */
+	uint64_t nr_periods, nr_throttled, throttled_usec;	/* the CPU cap */
+};
+int cg_vs_stats(const struct cg_ctx *cg, const struct vs *vs, struct cg_stats *st);
+int cg_v1_stats(int dfd, unsigned roles, struct cg_stats *st);
+int cg_v2_stats(int dfd, unsigned roles, struct cg_stats *st);
+/* The value of "key N" in the text of a flat-keyed file; -ENOENT if absent. */
+int cg_parse_key(const char *text, const char *key, uint64_t *v);
 /* The cgroup2 directory of the VS (for BPF), or -ENOENT on legacy hosts. */
 int cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size_t len);
 /* The cgroup-root directory (<mount><own cgroup>/<root>, not made here) of

@@ -14,6 +14,7 @@ lib_libvsd_a_SOURCES = \
 	lib/usock.c lib/usock.h \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
+	lib/cgroup-events.c \
 	lib/privs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
 	lib/vs.h lib/remote-mark.h

@@ -329,6 +329,13 @@ write_file_at(int dfd, const char *name, const char *s)
 int
 write_file_atomic(const char *dir, const char *name, const char *data, size_t len)
 {
+	return write_file_replace(dir, name, data, len, 0600, 1);
+}
+
+int
+write_file_replace(const char *dir, const char *name, const char *data, size_t len,
+		   unsigned mode, int sync)
+{
 	char tmp[4096], dst[4096];
 	size_t off = 0;
 	int fd, dfd, r;
@@ -336,9 +343,12 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name)) < 0 ||
 	    (r = path_fmt(dst, sizeof(dst), "%s/%s", dir, name)) < 0)
 		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
 	if (fd < 0)
 		return -errno;
+	/* the umask must not narrow it: a reader of another user may need it */
+	if (fchmod(fd, (mode_t)mode) < 0)
+		goto fail;
 	while (off < len) {
 		ssize_t n = write(fd, data + off, len - off);
 
@@ -349,7 +359,7 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 		}
 		off += (size_t)n;
 	}
-	if (fsync(fd) < 0)
+	if (sync && fsync(fd) < 0)
 		goto fail;
 	if (close(fd) < 0) {
 		fd = -1;
@@ -359,7 +369,7 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 		fd = -1;
 		goto fail;
 	}
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = sync ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
@@ -540,4 +550,22 @@ cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return x < y ? -1 : x > y;
+}
+
+int
+kv_get(const char *line, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+	const char *p = line;
+
+	while ((p = strstr(p, key))) {
+		if ((p == line || p[-1] == ' ') && p[kl] == '=') {
+			size_t n = strcspn(p + kl + 1, " \n");
+
+			snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p + kl + 1);
+			return 0;
+		}
+		p += kl;
+	}
+	return -ENOENT;
 }

@@ -55,6 +55,15 @@ int write_file(const char *path, const char *s);
 int read_file_at(int dfd, const char *name, char *buf, size_t len);
 int write_file_at(int dfd, const char *name, const char *s);
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
+/* The same with the file's mode (umask aside) and, if sync, the fsyncs of
+ * the file and its directory (a file rewritten every few seconds, whose
+ * loss in a crash costs nothing, goes without). Readers see the old file
+ * or the new one, never a part: temp file ".NAME.tmp", then rename. */
+int write_file_replace(const char *dir, const char *name, const char *data, size_t len,
+		       unsigned mode, int sync);
+/* In a line of "key=value" words: the value of key into out (truncated to
+ * len); 0, or -ENOENT. */
+int kv_get(const char *line, const char *key, char *out, size_t len);
 /* The number after "KEY:" at the start of a line of a /proc-style file; -ENODATA if absent. */
 int read_field_long(const char *path, const char *key, long *v);
 /* The parent of pid, from /proc/PID/stat; 0 if it is gone. */

@@ -130,9 +130,10 @@ sleep 300 &
 on_exit "kill $!"
 check "a process in www2" vsctl attach www2 $!
 
-# vsd's view, without what moves by itself (CPU time, memory in use).
+# vsd's view, without what moves by itself (CPU time, memory in use, the
+# kernel's limit-event counters).
 view() {
-	vsctl list --json | json '[{k: v for k, v in x.items() if k != "usage"} for x in d]'
+	vsctl list --json | json '[{k: v for k, v in x.items() if k not in ("usage", "events")} for x in d]'
 	cat "$VSD_STATE/state"
 	vsctl services --json | json '[(s["name"], s["state"], s["pid"], s["home"]) for s in d]'
 }

@@ -40,7 +40,8 @@ noinst_HEADERS += tests/unit/fcgi-records.h
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
-	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh
+	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
+	tests/vsd-events.sh tests/vsd-metrics.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
@@ -92,6 +93,8 @@ CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o tests/sg-mid.bpf.o
 # --- The accept gate (gates/accept/): the "unmodified service" and the
 # client the tests drive it with.
 check_PROGRAMS += tests/gate-server tests/gate-client tests/cgroup-usage
+# A small allocator the limit-events test runs out of memory (vsd-events.sh).
+check_PROGRAMS += tests/memhog
 tests_gate_server_SOURCES = tests/gate-server.c
 tests_gate_server_LDADD = -lpthread
 tests_gate_client_SOURCES = tests/gate-client.c
@@ -103,7 +106,8 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh \
 	tests/conntab-quota.sh tests/gate-destroy.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
-	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh
+	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
+	tests/vsctl-top.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

@@ -26,7 +26,7 @@
 #include "lib/util.h"
 #include "vsctl.h"
 
-static int
+int
 status_dir(const char *socket_path, char *buf, size_t len)
 {
 	const char *slash = strrchr(socket_path, '/');
@@ -255,8 +255,8 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 /* How a supervisor that will not tell us begins its answer (status.c). */
 #define ERR_PREFIX	"{\"error\": "
 
-static int
-read_status(const char *path, struct buf *b)
+int
+gate_status_request(const char *path, const char *cmd, struct buf *b)
 {
 	struct sockaddr_un sun = { .sun_family = AF_UNIX };
 	struct timeval tv = { 2, 0 };
@@ -276,7 +276,8 @@ read_status(const char *path, struct buf *b)
 		return r;
 	}
 	/* a supervisor that refuses us closes before it reads: its answer waits */
-	if (send(fd, "status\n", 7, MSG_NOSIGNAL) != 7 && errno != EPIPE && errno != ECONNRESET) {
+	if (send(fd, cmd, strlen(cmd), MSG_NOSIGNAL) != (ssize_t)strlen(cmd) && errno != EPIPE &&
+	    errno != ECONNRESET) {
 		close(fd);
 		return -1;
 	}
@@ -384,7 +385,7 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 				continue;
 			if (path_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
 				continue;
-			if ((r = read_status(path, &b)) == -EACCES) {
+			if ((r = gate_status_request(path, "status\n", &b)) == -EACCES) {
 				fprintf(stderr, "vsctl: services: %s: %s\n", de->d_name, strerror(-r));
 			} else if (r == 0 && strncmp(b.p, ERR_PREFIX, sizeof(ERR_PREFIX) - 1) == 0) {
 				/* a supervisor that will not tell us (status.c) */

@@ -278,6 +278,13 @@ do_run(const struct cmdspec *c, int argc, char **argv)
 }
 
 static int
+do_top(const struct cmdspec *c, int argc, char **argv)
+{
+	(void)c;
+	return vsctl_top(argc, argv, socket_path);
+}
+
+static int
 do_services(const struct cmdspec *c, int argc, char **argv)
 {
 	(void)c;
@@ -387,9 +394,12 @@ static const struct cmdspec cmds[] = {
 	{ "exec", do_exec, "name", exec_opts,
 	  "exec NAME [--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
+	{ "metrics", do_remote, "", NULL, "metrics" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
 	  "[--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
+	{ "top", do_top, "", NULL, "top [-b] [-n ITERATIONS] [-d SECONDS] "
+	  "[-s cpu|mem|name|procs|conns|throttle|events]" },
 	{ "service", do_service, "", NULL, "service start|stop|restart NAME" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },

@@ -9,6 +9,14 @@
 
 int vsctl_run(int argc, char **argv, const char *socket_path);
 int vsctl_services(int argc, char **argv, const char *socket_path, int json);
+/* The supervisors' status directory; one request line (cmd, with its "\n")
+ * to the status socket at path, its answer in b (0, -EACCES, -1). */
+struct buf;
+int status_dir(const char *socket_path, char *buf, size_t len);
+int gate_status_request(const char *path, const char *cmd, struct buf *b);
+
+/* top.c: `vsctl top`, a live view of every VS and gated service. */
+int vsctl_top(int argc, char **argv, const char *socket_path);
 
 /*
  * check.c: `vsctl check [--dump] [--quiet] FILE`, offline: argv[0] is the

@@ -14,6 +14,7 @@
 #include "lib/log.h"
 #include "netshare.h"
 #include "state.h"
+#include "stats.h"
 #include "vsd.h"
 
 static struct vs *
@@ -154,6 +155,7 @@ vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 		buf_printf(b, "%s%d", i ? ", " : "", (int)pids[i]);
 	buf_printf(b, "], \"usage\": {\"cpu_usec\": %" PRIu64 ", \"mem_bytes\": %" PRIu64
 		   ", \"pids\": %" PRIu64 "}", u.cpu_usec, u.mem_bytes, u.pids);
+	stats_events_json(&vs_stats_get(d, vs)->cg, b);
 	gate_vs_json(d, vs, b);
 	net_json(vs, b);
 	buf_printf(b, "}");
@@ -252,6 +254,8 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 	vs_row(d, vs, &rep->out, "show", &dr);
 	buf_printf(&rep->out, "id: %" PRIu32 "\n", vs->id);
 	drift_text(&dr, &rep->out);
+	if (vs->status == VS_OK)
+		stats_events_text(&vs_stats_get(d, vs)->cg, &rep->out);
 	for (h = 0; h < d->cg.nhier; h++)
 		if (cg_vs_path(&d->cg, h, vs->name, dir, sizeof(dir)) == 0)
 			buf_printf(&rep->out, "cgroup: %s\n", dir);

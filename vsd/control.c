@@ -39,6 +39,8 @@ static const struct {
 	{ "exec-self", cmd_exec_self, "name json", "", "exec", 1 },
 	{ "conns", cmd_conns, "name json", "", NULL, 0 },
 	{ "gatetable", cmd_gatetable, "json", "", NULL, 0 },
+	{ "stats", cmd_stats, "json", "", NULL, 0 },
+	{ "metrics", cmd_metrics, "", "", NULL, 0 },
 	{ "gaterules", cmd_gaterules, "json", "", NULL, 0 },
 	{ "apply", cmd_apply, "path prune dry-run json", "", NULL, 1 },
 	{ "reload", cmd_reload, "prune dry-run json", "", NULL, 1 },

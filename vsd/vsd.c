@@ -23,6 +23,7 @@
 #include "features.h"
 #include "fork-gate.h"
 #include "netshare.h"
+#include "metrics.h"
 #include "scope.h"
 #include "sd-notify.h"
 #include "state.h"
@@ -37,6 +38,7 @@ usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
 		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
+		   "           [--metrics-file PATH.prom [--metrics-interval SECONDS]]\n"
 		   "       vsd --check\n");
 }
 
@@ -234,7 +236,7 @@ loop(struct vsd *d, int lfd, int sfd)
 		pfd[2] = (struct pollfd){ .fd = fork_gate_fd(), .events = POLLIN };
 		nc = ctl_pollfds(d, pfd + 3, cap - 3);
 		ns = svc_pollfds(d, pfd + 3 + nc, cap - 3 - nc);
-		tmo = ctl_timeout_ms(d, drift_timeout_ms(d, svc_timeout_ms(d)));
+		tmo = ctl_timeout_ms(d, metrics_timeout_ms(d, drift_timeout_ms(d, svc_timeout_ms(d))));
 		if ((gtmo = gate_vs_timeout_ms(d)) >= 0 && (tmo < 0 || gtmo < tmo))
 			tmo = gtmo;
 		if (poll(pfd, 3 + nc + ns, tmo) < 0) {
@@ -251,6 +253,7 @@ loop(struct vsd *d, int lfd, int sfd)
 		svc_tick(d);
 		drift_sweep(d);
 		gate_vs_tick(d);
+		metrics_tick(d);
 		if (pfd[1].revents & POLLIN) {
 			while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGCHLD) {
@@ -281,6 +284,7 @@ loop(struct vsd *d, int lfd, int sfd)
 
 struct options {
 	const char	*root, *group, *rules;
+	const char	*metrics_file, *metrics_interval;
 	int		 foreground, verbose, check;
 };
 
@@ -298,6 +302,8 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "metrics-file", required_argument, NULL, 'M' },
+		{ "metrics-interval", required_argument, NULL, 'I' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -313,6 +319,8 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 0;
 		case 'C': o->check = 1; break;
+		case 'M': o->metrics_file = optarg; break;
+		case 'I': o->metrics_interval = optarg; break;
 		default: usage(stderr); return 2;
 		}
 	}
@@ -339,6 +347,25 @@ open_socket_gate(struct vsd *d, const char *root)
 	}
 	log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
 		 gate_socket_pindir(d->gate));
+}
+
+/* --metrics-file, --metrics-interval: checked before anything is made. */
+static void
+metrics_options(struct vsd *d, const struct options *o)
+{
+	const char *why;
+	uint64_t n = METRICS_INTERVAL_S;
+
+	if (o->metrics_interval && parse_u64(o->metrics_interval, 1, 3600, &n, &why) < 0)
+		fatalx("--metrics-interval %s %s (1 to 3600 seconds)", o->metrics_interval, why);
+	d->metrics_interval_s = (unsigned)n;
+	if (o->metrics_interval && !o->metrics_file)
+		fatalx("--metrics-interval needs --metrics-file");
+	if (o->metrics_file && metrics_set_file(d, o->metrics_file, &why) < 0)
+		fatalx("--metrics-file %s: %s", o->metrics_file, why ? why : strerror(ENOMEM));
+	/* the directory is the operator's (the collector's); vsd makes none */
+	if (o->metrics_file && access(d->metrics_dir, W_OK) < 0)
+		fatal("--metrics-file %s: directory %s", o->metrics_file, d->metrics_dir);
 }
 
 /* --rules at start: a file that does not check stops vsd and changes nothing. */
@@ -378,6 +405,7 @@ start_up(struct vsd *d, const struct options *o)
 			fatalx("--group %s: no such group", o->group);
 		d->group = gr->gr_gid;
 	}
+	metrics_options(d, o);
 	if (geteuid() != 0)
 		fatalx("must run as root");
 	/* absolute: reload must find it after daemon() changed to /; links
@@ -415,6 +443,13 @@ start_up(struct vsd *d, const struct options *o)
 		apply_rules_at_start(d, rules_abs, o->rules);
 		free(rules_abs);
 	}
+	/* the first metrics file now: a path vsd cannot write is said at once */
+	if (d->metrics_dir && (r = metrics_write(d)) < 0) {
+		unlink_socket(d->socket_path);
+		release_empty(d);
+		fatalx("--metrics-file %s: cannot write it: %s", o->metrics_file, strerror(-r));
+	}
+	d->metrics_at = mono_ns() + (uint64_t)d->metrics_interval_s * 1000000000ull;
 	return lfd;
 }
 
@@ -468,5 +503,6 @@ main(int argc, char **argv)
 	buf_free(&d.gate_text);
 	svc_free(&d);
 	reg_free(&d.reg);
+	free(d.metrics_dir);
 	return r;
 }

@@ -46,6 +46,12 @@ struct vsd {
 	struct ctl_set	 ctl;		/* the control socket's clients (clients.c) */
 	uint64_t	 conns_check_at; /* next look at the VSs' table shares (gate-vs.c) */
 	struct netcls	*netcls;	/* the network shares' classifier, while one is in use */
+	/* --metrics-file (metrics.c): where, how often, when next, the last error */
+	char		*metrics_dir;
+	const char	*metrics_name;
+	unsigned	 metrics_interval_s;
+	uint64_t	 metrics_at;
+	int		 metrics_err;
 };
 
 struct reply {
@@ -74,6 +80,12 @@ int cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep);
 
 /* cmd-conns.c */
 int cmd_conns(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* cmd-stats.c: every VS's figures in one reply (vsctl top) */
+int cmd_stats(struct vsd *d, const struct request *req, struct reply *rep);
+
+/* metrics.c: the Prometheus text (vsctl metrics) */
+int cmd_metrics(struct vsd *d, const struct request *req, struct reply *rep);
 
 /* cmd-gate.c */
 int cmd_gatetable(struct vsd *d, const struct request *req, struct reply *rep);

@@ -559,13 +559,16 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 		return cur ? cur : vs_table_find(&g->tab, g->home);
 	}
 	r = bind_thread(th, v);
+	if (r == 1 || !th->cpu_mark)	/* moved, or new: its CPU so far goes where it was */
+		charge_settle(g, th);
 	if (r == -ENOENT || r == -ENODEV) {
 		/* the VS was destroyed under us: serve the request from home */
 		g->refresh_asked = 1;
 		if (v->id != g->home && (home = vs_table_find(&g->tab, g->home))) {
 			c->vs_id = g->home;
 			v = home;
-			bind_thread(th, v);
+			if (bind_thread(th, v) == 1)
+				charge_settle(g, th);
 		}
 	}
 	return v;
@@ -819,8 +822,9 @@ tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now)
 		 * threads serves a request, which would then run at home. */
 		if (home && w->th->bound != g->home &&
 		    now - w->t >= GATE_IDLE_HOME_MS * 1000000ull &&
-		    !(g->tab.pure_v2 && thread_siblings_busy(w->th)))
-			bind_thread(w->th, home);
+		    !(g->tab.pure_v2 && thread_siblings_busy(w->th)) &&
+		    bind_thread(w->th, home) == 1)
+			charge_settle(g, w->th);
 	}
 }
 

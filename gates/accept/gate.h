@@ -57,6 +57,7 @@ struct gate_vs {
 	double	 step_bp;		/* use one served connection adds (average) */
 	uint64_t served_sample;		/* served at the last sample */
 	uint64_t served;		/* connections served in (charged to) this VS */
+	uint64_t charged_ns;		/* service CPU time spent in it (charge.c) */
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
 	uint64_t cg2_id;		/* its cgroup2 directory's id (unixpeer.c);
@@ -183,7 +184,20 @@ struct service_thread {
 	struct pending_accept *waiter;	/* its pending accept, if any */
 	int	 last_fd;	/* fd number of its last listener... */
 	struct gated_listener *last_l;	/* ...checked with kcmp() before reuse */
+	/* charge.c: its CPU time at the last settling, and the VS that time
+	 * since goes to (0: none yet); /proc/.../schedstat, -1 until opened */
+	uint64_t cpu_mark;
+	uint32_t cpu_vs;
+	int	 sched_fd;
 };
+
+/* charge.c: settle th's CPU time since the last settling on the VS it ran
+ * in, then start counting for the VS it is bound to now; all threads at once;
+ * forget th's account (the thread ended, or its TID is reused). */
+struct gate;
+void charge_settle(struct gate *g, struct service_thread *th);
+void charge_settle_all(struct gate *g);
+void charge_close(struct service_thread *th);
 
 /* Hybrid hosts: when the cgroup2 membership follows the binding. */
 enum cg2_mode {
@@ -351,6 +365,7 @@ struct status_info {
 	long long since;	/* when the state last changed, s since the epoch */
 	int	 last_status;	/* wait status of the last run, -1 if none ended */
 	const char *user, *group;	/* whom the service runs as; NULL: as we do */
+	int	 stats;		/* answer "stats" (lines for vsctl top), not JSON */
 };
 /* Listen at path: 0600, or 0660 with group unless it is (gid_t)-1. */
 int status_open(const char *path, gid_t group);

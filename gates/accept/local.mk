@@ -25,7 +25,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/decide.c \
 	gates/accept/status.c \
 	gates/accept/unixpeer.c \
-	gates/accept/unixpeer.h
+	gates/accept/unixpeer.h \
+	gates/accept/charge.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \

@@ -182,10 +182,12 @@ thread_get(pid_t tid, int *is_new)
 		return NULL;
 	if (th) {		/* TID reused by a new thread */
 		close(th->pidfd);
+		charge_close(th);
 	} else {
 		if (!(th = calloc(1, sizeof(*th))))
 			return NULL;
 		th->tid = tid;
+		th->sched_fd = -1;
 		th->hnext = *b;
 		*b = th;
 	}
@@ -215,6 +217,7 @@ thread_forget(struct service_thread *th)
 		}
 	if (th->pidfd >= 0)
 		close(th->pidfd);
+	charge_close(th);
 	free(th);
 }
 

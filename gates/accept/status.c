@@ -40,6 +40,46 @@ vs_name(struct gate *g, uint32_t id)
 	return v ? v->name : NULL;
 }
 
+/* v's connections waiting in the gate, on every listener. */
+static size_t
+queued(struct gate *g, const struct gate_vs *v)
+{
+	struct gated_listener *l;
+	size_t q = 0;
+
+	for (l = g->listeners; l; l = l->next) {
+		struct vs_queue *vq = queue_get(l, v->id, 0);
+
+		q += vq ? vq->len : 0;
+	}
+	return q;
+}
+
+/*
+ * "stats": the figures `vsctl top` shows, one "key=value ..." line each
+ * (VS names need no quoting), so that a client needs no JSON parser: a
+ * "service" line, then a "vs" line per VS served, queued or home.
+ */
+static void
+status_stats(struct gate *g, struct buf *b, const struct status_info *si)
+{
+	size_t i;
+
+	charge_settle_all(g);
+	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu\n", si->name,
+	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
+	    (unsigned long long)g->handed, g->nwaiters);
+	for (i = 0; i < g->tab.n; i++) {
+		struct gate_vs *v = &g->tab.v[i];
+		size_t q = queued(g, v);
+
+		if (!v->served && !q && !v->charged_ns && v->id != g->home)
+			continue;
+		buf_printf(b, "vs service=%s name=%s served=%llu queued=%zu cpu_usec=%llu\n", si->name,
+		    v->name, (unsigned long long)v->served, q, (unsigned long long)(v->charged_ns / 1000));
+	}
+}
+
 struct thr_ctx {
 	struct gate *g;
 	struct buf *b;
@@ -64,10 +104,10 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	unsigned p50, p99, max;
 	uint64_t nb, wn;
 	pid_t wpid;
-	struct gated_listener *l;
 	size_t i;
 	int n = 0;
 
+	charge_settle_all(g);
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, si->name);
 	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", (int)si->pid, getpid());
@@ -97,20 +137,16 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	buf_printf(b, "], \"vs\": [");
 	for (i = 0; i < g->tab.n; i++) {
 		struct gate_vs *v = &g->tab.v[i];
-		size_t q = 0;
+		size_t q = queued(g, v);
 
-		for (l = g->listeners; l; l = l->next) {
-			struct vs_queue *vs_queue = queue_get(l, v->id, 0);
-
-			q += vs_queue ? vs_queue->len : 0;
-		}
 		if (!v->served && !q && v->id != g->home)
 			continue;
 		buf_printf(b, "%s{\"name\": ", n++ ? ", " : "");
 		buf_json_str(b, v->name);
-		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, "
+		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, \"cpu_usec\": %llu, "
 		    "\"used_bp\": %d, \"step_bp\": %d, \"remaining_bp\": %d, \"rank_bp\": %d}",
-		    v->id, (unsigned long long)v->served, q, (int)(v->used_bp + 0.5),
+		    v->id, (unsigned long long)v->served, q,
+		    (unsigned long long)(v->charged_ns / 1000), (int)(v->used_bp + 0.5),
 		    (int)(v->step_bp + 0.5), v->remaining_bp, v->rank_bp);
 	}
 	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
@@ -174,7 +210,10 @@ status_reply(struct gate *g, int fd, const struct status_info *si)
 	struct buf b = { 0 };
 	size_t off = 0;
 
-	status_json(g, &b, si);
+	if (si->stats)
+		status_stats(g, &b, si);
+	else
+		status_json(g, &b, si);
 	/* small reply, local reader: a blocking write with a timeout is enough */
 	{
 		struct timeval tv = { .tv_sec = 1 };

@@ -203,8 +203,10 @@ vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_
 				old->fd_move[h] = -1;
 			old->fd_usage = -1;
 		}
-		if (nv)
+		if (nv) {
 			nv->served = old->served;
+			nv->charged_ns = old->charged_ns;
+		}
 		else if (ng < maxg)
 			gone[ng++] = old->id;
 	}

@@ -539,7 +539,7 @@ on_signals(struct supervisor *sv)
 	}
 }
 
-/* A request on the status socket: "status" (or nothing), "refresh", "stop". */
+/* A request on the status socket: "status" (or nothing), "stats", "refresh", "stop". */
 static void
 on_status(struct supervisor *sv)
 {
@@ -558,6 +558,7 @@ on_status(struct supervisor *sv)
 		request_stop(sv, SIGTERM);
 	si.pid = sv->st.notify_fd >= 0 || !sv->child_done ? sv->st.pid : 0;
 	si.state = state_names[sv->state];
+	si.stats = strcmp(cmd, "stats") == 0;
 	status_reply(&sv->g, fd, &si);
 	/* after the answer: vsd, which asks after an apply, answers our
 	 * "gatetable" only once it is back in its loop */

@@ -20,6 +20,7 @@
 static const char *const files[] = {
 	"cgroup.procs", "cgroup.controllers", "cgroup.subtree_control", "cpu.weight", "cpu.max",
 	"memory.max", "pids.max", "cpu.stat", "memory.current", "pids.current", "cgroup.kill",
+	"memory.events", "pids.events",
 };
 
 static int
@@ -151,6 +152,27 @@ main(void)
 
 	ok(cg_vs_usage(&cg, &vs, &u) == 0 && u.cpu_usec == 1234567 && u.mem_bytes == 4096 && u.pids == 2,
 	   "usage from cpu.stat, memory.current, pids.current");
+	/* limit events (lib/cgroup-events.c): the kernel's v2 files */
+	{
+		struct cg_stats st;
+
+		put(dir, "cpu.stat", "usage_usec 1234567\nuser_usec 1\nsystem_usec 2\n"
+		    "nr_periods 300\nnr_throttled 120\nthrottled_usec 4500000\n");
+		put(dir, "memory.events", "low 0\nhigh 7\nmax 61\noom 3\noom_kill 2\noom_group_kill 0\n");
+		put(dir, "pids.events", "max 5\n");
+		ok(cg_vs_stats(&cg, &vs, &st) == 0 && st.cpu_usec == 1234567 && st.mem_bytes == 4096 &&
+		   st.pids == 2, "stats: usage as cg_vs_usage reads it");
+		ok(st.oom_kill == 2 && st.mem_high == 7 && st.mem_max == 61 && st.pids_max == 5,
+		   "stats: memory.events oom_kill/high/max, pids.events max");
+		ok(st.nr_periods == 300 && st.nr_throttled == 120 && st.throttled_usec == 4500000,
+		   "stats: cpu.stat nr_periods, nr_throttled, throttled_usec");
+		ok((st.have & (CG_ST_OOM | CG_ST_MEM_HIGH | CG_ST_MEM_MAX | CG_ST_PIDS_MAX | CG_ST_THROTTLE)) ==
+		   (CG_ST_OOM | CG_ST_MEM_HIGH | CG_ST_MEM_MAX | CG_ST_PIDS_MAX | CG_ST_THROTTLE),
+		   "stats: every counter present on v2");
+		put(dir, "memory.events", "low 0\nhigh 0\nmax 0\noom 0\n");
+		ok(cg_vs_stats(&cg, &vs, &st) == 0 && !(st.have & CG_ST_OOM) && (st.have & CG_ST_MEM_MAX),
+		   "stats: a kernel without oom_kill (before 4.13) leaves it absent, not 0");
+	}
 
 	ok(cg_vs_remove(&cg, &vs) == 0 && access(dir, F_OK) < 0, "remove VS");
 

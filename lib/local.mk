@@ -15,4 +15,5 @@ lib_libvsd_a_SOURCES = \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/privs.c lib/privs.h \
+	lib/exitcode.c lib/exitcode.h \
 	lib/vs.h

@@ -4,5 +4,5 @@
 # files offline, without a daemon.
 # Tests: tests/vsd-*.sh, tests/gate-vsd.sh, tests/rules-*.sh.
 bin_PROGRAMS += vsctl/vsctl
-vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c
+vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c vsctl/out.c
 vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a

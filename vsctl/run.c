@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/exitcode.h"
 #include "lib/privs.h"
 #include "lib/util.h"
 #include "vsctl.h"
@@ -75,12 +76,12 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->verbose = 1;
 			continue;
 		}
-		if (i + 1 >= argc || a[0] != '-') {
-			fprintf(stderr, "vsctl: run: unexpected argument '%s'; usage: vsctl run "
+		if (strcmp(a, "--json") == 0)
+			continue;	/* main() saw it: errors are JSON */
+		if (i + 1 >= argc || a[0] != '-')
+			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "-- CMD [ARGS...]\n", a);
-			return 2;
-		}
+			    "-- CMD [ARGS...]", a);
 		if (strcmp(a, "--home") == 0)
 			o->home = argv[++i];
 		else if (strcmp(a, "--name") == 0)
@@ -95,10 +96,8 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->user = argv[++i];
 		else if (strcmp(a, "--group") == 0)
 			o->group = argv[++i];
-		else {
-			fprintf(stderr, "vsctl: run: unknown option '%s'\n", a);
-			return 2;
-		}
+		else
+			return vsctl_fail(VX_USAGE, "run: unknown option '%s'", a);
 	}
 	o->cmd = i;
 	return 0;
@@ -131,41 +130,30 @@ run_check(int argc, char **argv, struct run_opts *o)
 	struct privs_user pu;
 	char err[256];
 
-	if (strcmp(o->gate, "accept") != 0) {
-		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", o->gate);
-		return 2;
-	}
-	if (!o->home) {
-		fprintf(stderr, "vsctl: run: --home VS is required (where the service runs while it serves nobody)\n");
-		return 2;
-	}
-	if (o->cmd >= argc) {
-		fprintf(stderr, "vsctl: run: no command given; usage: vsctl run --home VS -- CMD [ARGS...]\n");
-		return 2;
-	}
-	if (!vs_name_valid(o->home)) {
-		fprintf(stderr, "vsctl: run: bad VS name '%s': it %s\n", o->home, vs_name_why(o->home));
-		return 2;
-	}
+	if (strcmp(o->gate, "accept") != 0)
+		return vsctl_fail(VX_BADVALUE, "run: unknown gate '%s' (only 'accept')", o->gate);
+	if (!o->home)
+		return vsctl_fail(VX_USAGE, "run: --home VS is required (where the service runs "
+				  "while it serves nobody)");
+	if (o->cmd >= argc)
+		return vsctl_fail(VX_USAGE, "run: no command given; usage: vsctl run --home VS -- "
+				  "CMD [ARGS...]");
+	if (!vs_name_valid(o->home))
+		return vsctl_fail(VX_BADVALUE, "run: bad VS name '%s': it %s", o->home,
+				  vs_name_why(o->home));
 	if (!o->name) {
 		const char *s = strrchr(argv[o->cmd], '/');
 
 		o->name = default_name(s ? s + 1 : argv[o->cmd], o->name_buf);
 	}
-	if (!vs_name_valid(o->name)) {
-		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", o->name,
-		    vs_name_why(o->name));
-		return 2;
-	}
-	if (o->group && !o->user) {
-		fprintf(stderr, "vsctl: run: --group needs --user\n");
-		return 2;
-	}
+	if (!vs_name_valid(o->name))
+		return vsctl_fail(VX_BADVALUE, "run: bad service name '%s': it %s (use --name)",
+				  o->name, vs_name_why(o->name));
+	if (o->group && !o->user)
+		return vsctl_fail(VX_USAGE, "run: --group needs --user");
 	/* vsd-gate resolves it again; this says what is wrong before it starts */
-	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vsctl: run: %s\n", err);
-		return 2;
-	}
+	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0)
+		return vsctl_fail(VX_NOTFOUND, "run: %s", err);
 	return 0;
 }
 
@@ -180,10 +168,10 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 {
 	char exe[PATH_MAX], gid[16], **all;
 	struct stat st;
-	int n = 0, k;
+	int n = 0, k, r;
 
 	if (!(all = calloc((size_t)(24 + argc - o->cmd), sizeof(*all))))
-		return 1;
+		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
 	if (o->verbose)
@@ -222,9 +210,9 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	for (k = o->cmd; k < argc; k++)
 		all[n++] = argv[k];
 	execvp(all[0], all);
-	fprintf(stderr, "vsctl: run: cannot start %s: %s\n", all[0], strerror(errno));
+	r = vsctl_fail(VX_INTERNAL, "run: cannot start %s: %s", all[0], strerror(errno));
 	free(all);
-	return 1;
+	return r;
 }
 
 int
@@ -237,18 +225,14 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 	if ((r = run_parse(argc, argv, &o)) != 0 || (r = run_check(argc, argv, &o)) != 0)
 		return r;
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0 ||
-	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0) {
-		fprintf(stderr, "vsctl: run: the path of %s is too long\n", socket_path);
-		return 1;
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "vsctl: run: cannot create %s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-	if (alive(status)) {
-		fprintf(stderr, "vsctl: run: a gated service named '%s' runs already (use --name)\n", o.name);
-		return 1;
-	}
+	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0)
+		return vsctl_fail(VX_BADVALUE, "run: the path of %s is too long", socket_path);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return vsctl_fail(vx_from_errno(errno), "run: cannot create %s: %s", dir,
+				  strerror(errno));
+	if (alive(status))
+		return vsctl_fail(VX_CONFLICT, "run: a gated service named '%s' runs already "
+				  "(use --name)", o.name);
 	return run_exec_gate(argc, argv, &o, socket_path, status);
 }
 

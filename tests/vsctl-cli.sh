@@ -1,0 +1,155 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# vsctl as scripts use it: one exit status per kind of failure (lib/exitcode.h,
+# vsctl(8) EXIT STATUS), chosen by vsd's reply and not guessed from its words;
+# --json on every command, errors included, parsed by python3's json module;
+# help, --help and --version.
+. "$(dirname "$0")/lib.sh"
+need_root
+command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+# st WANT NAME CMD...: CMD exits with WANT
+st() {
+	local want=$1 name=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = "$want" ]; then
+		ok "$name (exit $want)"
+	else
+		fail "$name: exit $rc, want $want"
+		diag "command: $*" "$out"
+	fi
+}
+
+# js NAME WANT-RC CMD...: CMD exits with WANT-RC, its stdout is one JSON value,
+# its stderr is empty; an error (WANT-RC > 0) is {"error", "class", "exit"}
+# with exit equal to the status
+js() {
+	local name=$1 want=$2 rc
+	shift 2
+	"$@" >"$VSD_TMP/js.out" 2>"$VSD_TMP/js.err"
+	rc=$?
+	if [ "$rc" = "$want" ] && [ ! -s "$VSD_TMP/js.err" ] && python3 - "$VSD_TMP/js.out" "$want" <<'PY'
+import json, sys
+raw = open(sys.argv[1], "rb").read()
+v = json.loads(raw.decode("utf-8"))	# strict: invalid UTF-8 fails too
+want = int(sys.argv[2])
+if want:
+    assert isinstance(v, dict) and isinstance(v["error"], str) and v["error"], v
+    assert v["exit"] == want and isinstance(v["class"], str), v
+PY
+	then
+		ok "--json: $name (exit $want, one JSON value on stdout)"
+	else
+		fail "--json: $name: exit $rc, want $want"
+		diag "command: $*"
+		sed 's/^/#   stdout: /' "$VSD_TMP/js.out" | head -5
+		sed 's/^/#   stderr: /' "$VSD_TMP/js.err" | head -5
+	fi
+}
+
+vsd_start || { fail "vsd starts"; done_testing; }
+
+# --- versions, from configure.ac's AC_INIT ----------------------------------------
+ver=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.ac")
+is "$(vsctl --version)" "vsctl $ver" "vsctl --version says $ver"
+is "$("$VSD" --version)" "vsd $ver" "vsd --version says $ver"
+is "$(vsctl --json --version | json 'd["version"]')" "$ver" "vsctl --json --version"
+
+# --- help ---------------------------------------------------------------------------
+out=$(vsctl help)
+st 0 "vsctl help" vsctl help
+for c in create set destroy list show attach exec conns run services service check apply reload; do
+	printf '%s\n' "$out" | grep -q "^  vsctl $c\b" || fail "vsctl help lists $c"
+done
+like "$(vsctl help create)" "^usage: vsctl create NAME --cpu P%" "vsctl help create shows its usage"
+like "$(vsctl help create)" "--mem SIZE +memory limit" "and its options"
+is "$(vsctl create --help)" "$(vsctl help create)" "vsctl create --help says the same"
+is "$(vsctl exec www1 --help)" "$(vsctl help exec)" "so does exec NAME --help"
+st 0 "vsctl check --help" vsctl check --help
+st 2 "vsctl help nosuch" vsctl help nosuch
+is "$(vsctl list --json | json 'len(d)')" 0 "--help created nothing"
+
+# --- exit statuses --------------------------------------------------------------------
+st 2 "usage: no command" vsctl
+st 2 "usage: unknown command" vsctl frobnicate
+st 2 "usage: create without a name" vsctl create
+st 2 "usage: an unknown option" vsctl create www1 --cpu 5% --cpux 1
+st 3 "no daemon: no socket file" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list
+python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$VSD_TMP/dead.sock"
+st 3 "no daemon: a socket nobody listens on" env VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list
+out=$(VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list 2>&1)
+like "$out" "is vsd running\?" "and asks whether vsd runs"
+# EACCES on connect: the socket's directory is 0700 root
+st 4 "permission: nobody cannot reach the socket" as_nobody "$VSCTL" list
+out=$(as_nobody "$VSCTL" list 2>&1)
+like "$out" "Permission denied" "says permission denied"
+if printf '%s' "$out" | grep -q "is vsd running"; then
+	fail "EACCES does not ask whether vsd is running"; diag "$out"
+else
+	ok "EACCES does not ask whether vsd is running"
+fi
+# vsd's own refusal (SO_PEERCRED) with the modes widened on purpose
+chmod 0755 "$VSD_TMP"
+chmod 0666 "$VSD_SOCKET"
+st 4 "permission: vsd refuses nobody" as_nobody "$VSCTL" list
+js "vsd refuses nobody" 4 as_nobody "$VSCTL" --json list
+chmod 0700 "$VSD_TMP"
+chmod 0600 "$VSD_SOCKET"
+
+st 0 "create www1 --cpu 60%" vsctl create www1 --cpu 60%
+st 5 "no such VS: show" vsctl show nosuch
+st 5 "no such VS: set" vsctl set nosuch --cpu 1%
+st 5 "no such VS: destroy" vsctl destroy nosuch
+st 6 "conflict: share over 100%" vsctl create www2 --cpu 50%
+st 6 "conflict: the name exists" vsctl create www1 --cpu 1%
+sleep 300 &
+sp=$!
+on_exit "kill $sp"
+vsctl attach www1 $sp
+st 6 "conflict: destroy a VS with processes" vsctl destroy www1
+st 7 "bad value: --cpu 150%" vsctl create www3 --cpu 150%
+st 7 "bad value: --mem 1.5.5G" vsctl create www3 --cpu 1% --mem 1.5.5G
+st 7 "bad value: a bad VS name" vsctl create 9lives --cpu 1%
+st 7 "bad value: --cpu-max below --cpu" vsctl set www1 --cpu-max 10%
+is "$(vsctl list --json | json '[(v["name"], v["cpu"]) for v in d]')" '[["www1", 60]]' \
+	"none of the refused commands changed anything"
+
+# --- --json everywhere, answers and errors ------------------------------------------
+R=$VSD_TMP/rules
+mkdir -p "$R"
+printf 'vs www1 cpu 60%%\nvs www4 cpu 10%% mem 1G\n' >"$R/ok.rules"
+printf 'vs www1 cpu 60%%\nvs www4 cpu 50%%\n' >"$R/over.rules"
+chmod 0644 "$R"/*.rules
+js "list" 0 vsctl list --json
+js "show" 0 vsctl show www1 --json
+js "create" 0 vsctl create www5 --cpu 1% --json
+js "set" 0 vsctl set www5 --cpu 2% --json
+js "destroy (nothing to say: {\"ok\": true})" 0 vsctl destroy www5 --json
+js "attach" 0 vsctl attach www1 $sp --json
+js "conns" 0 vsctl conns --json
+js "services" 0 vsctl services --json
+js "check" 0 vsctl check --json "$R/ok.rules"
+js "check --dump" 0 vsctl check --json --dump "$R/ok.rules"
+js "apply --dry-run" 0 vsctl apply --dry-run --json "$R/ok.rules"
+js "error: show nosuch" 5 vsctl show nosuch --json
+js "error: global --json" 5 vsctl --json show nosuch
+js "error: conflict" 6 vsctl create www2 --cpu 50% --json
+js "error: bad value" 7 vsctl create www3 --cpu 150% --json
+js "error: usage (vsctl's own)" 2 vsctl create --json
+js "error: unknown command" 2 vsctl --json frobnicate
+js "error: no daemon" 3 env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list --json
+js "error: check of a file with errors" 7 vsctl check --json "$R/over.rules"
+js "error: check of a missing file" 5 vsctl check --json "$R/none.rules"
+js "error: apply of a file with errors" 7 vsctl apply --json "$R/over.rules"
+js "error: reload without a rule file" 5 vsctl reload --json
+js "error: service nosuch" 5 vsctl service start nosuch --json
+js "error: exec in no VS" 5 vsctl exec nosuch --json -- true
+js "error: run with a bad home" 7 vsctl run --json --home 9x -- true
+out=$(vsctl check --json "$R/over.rules" | json 'd["errors"][0]')
+like "$out" "over.rules:2:[0-9]+: .*over 100%" "check's errors carry file:line:column"
+
+vsctl destroy www1 --force >/dev/null
+done_testing

@@ -117,10 +117,34 @@ st 7 "bad value: --cpu-max below --cpu" vsctl set www1 --cpu-max 10%
 is "$(vsctl list --json | json '[(v["name"], v["cpu"]) for v in d]')" '[["www1", 60]]' \
 	"none of the refused commands changed anything"
 
+# --- sizes with fractions, the one parser of vsctl, vsd and rule files -------------
+st 0 "create www6 --mem 1.5G" vsctl create www6 --cpu 1% --mem 1.5G
+is "$(vsctl show www6 --json | json 'd["mem_max"]')" 1610612736 "1.5G is 1610612736 bytes"
+# the kernel got it: memory.max (v2) or memory.limit_in_bytes (v1)
+lim=
+for dir in $(vsctl show www6 --json | json '" ".join(d["cgroups"])'); do
+	for f in memory.max memory.limit_in_bytes; do
+		[ -r "$dir/$f" ] && lim=$(cat "$dir/$f")
+	done
+done
+is "$lim" 1610612736 "and so does the kernel's memory limit"
+st 0 "set www6 --mem 512.5M" vsctl set www6 --mem 512.5M
+is "$(vsctl show www6 --json | json 'd["mem_max"]')" 537395200 "512.5M is 537395200 bytes"
+for bad in "1.5.5G|is not a size" "-1G|is negative" "1.G|is not a size" "99999999999T|is too large" \
+	"8388608T|is too large" "0.0G|must be more than 0" "1.5X|is not a size"; do
+	IFS='|' read -r v why <<<"$bad"
+	out=$(vsctl set www6 --mem "$v" 2>&1)
+	rc=$?
+	is "$rc" 7 "--mem $v is refused as a bad value"
+	like "$out" "^vsctl: set: --mem $v $why" "and says why ($why)"
+done
+is "$(vsctl show www6 --json | json 'd["mem_max"]')" 537395200 "none of them changed the limit"
+vsctl destroy www6 >/dev/null
+
 # --- --json everywhere, answers and errors ------------------------------------------
 R=$VSD_TMP/rules
 mkdir -p "$R"
-printf 'vs www1 cpu 60%%\nvs www4 cpu 10%% mem 1G\n' >"$R/ok.rules"
+printf 'vs www1 cpu 60%%\nvs www4 cpu 10%% mem 1.5G\n' >"$R/ok.rules"
 printf 'vs www1 cpu 60%%\nvs www4 cpu 50%%\n' >"$R/over.rules"
 chmod 0644 "$R"/*.rules
 js "list" 0 vsctl list --json
@@ -148,6 +172,11 @@ js "error: reload without a rule file" 5 vsctl reload --json
 js "error: service nosuch" 5 vsctl service start nosuch --json
 js "error: exec in no VS" 5 vsctl exec nosuch --json -- true
 js "error: run with a bad home" 7 vsctl run --json --home 9x -- true
+is "$(vsctl check --json --dump "$R/ok.rules" | json '"mem 1536M" in d["dump"]')" True \
+	"a rule file's mem 1.5G is 1536M"
+printf 'vs www4 cpu 1%% mem 1.5.5G\n' >"$R/badsize.rules"
+out=$(vsctl check "$R/badsize.rules" 2>&1)
+like "$out" "badsize.rules:1:20: mem '1.5.5G' is not a size" "a rule file's 1.5.5G: file:line:column and why"
 out=$(vsctl check --json "$R/over.rules" | json 'd["errors"][0]')
 like "$out" "over.rules:2:[0-9]+: .*over 100%" "check's errors carry file:line:column"
 

@@ -95,9 +95,6 @@ vsctl_check(int argc, char **argv)
 	if (!file)
 		return vsctl_fail(VX_USAGE, "%s: no rule file given; usage: vsctl %s [--dump] "
 				  "[--quiet] [--json] FILE", cmd, cmd);
-	/* a file that is not there is not a file with errors: its own class */
-	if (access(file, F_OK) < 0)
-		return vsctl_fail(vx_from_errno(errno), "%s: %s: %s", cmd, file, strerror(errno));
 	/* only reading: a file others can write is a warning here; vsd's
 	 * apply refuses it */
 	r = rules_load(file, RULES_PERM_WARN, &rs, &errs);
@@ -107,6 +104,10 @@ vsctl_check(int argc, char **argv)
 	}
 	if (r < 0) {
 		char msg[512];
+
+		/* a file that is not there is not a file with errors: its own class */
+		if (access(file, F_OK) < 0)
+			r = -errno;
 
 		/* the loader's lines say what (file:line:column: ...); the
 		 * class says whether it was the file's words or its access */

@@ -8,13 +8,15 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
-	tests/unit/test-gate-vs-table tests/unit/test-rules-write
+	tests/unit/test-gate-vs-table tests/unit/test-rules-write tests/unit/test-buf
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
+# The JSON string writer: valid UTF-8 whatever it is given (lib/buf.c).
+tests_unit_test_buf_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a

@@ -180,5 +180,20 @@ like "$out" "badsize.rules:1:20: mem '1.5.5G' is not a size" "a rule file's 1.5.
 out=$(vsctl check --json "$R/over.rules" | json 'd["errors"][0]')
 like "$out" "over.rules:2:[0-9]+: .*over 100%" "check's errors carry file:line:column"
 
+# --- valid UTF-8 JSON, whatever bytes come in ----------------------------------------
+# A name is [a-z][a-z0-9_-]*: 0xff is refused at the door ...
+st 7 "a name with 0xff is refused (bad value)" vsctl create $'w\xff' --cpu 1%
+is "$(vsctl list --json | json '[v["name"] for v in d]')" '["www1"]' "and nothing was made"
+# ... but messages quote what came in, and paths hold any byte: JSON gets U+FFFD
+js "error quoting a name with 0xff" 7 vsctl show $'w\xff\x01' --json
+is "$(vsctl show $'w\xff\x01' --json | json 'd["error"]')" $'show: bad VS name \'w\xef\xbf\xbd\x01\': it may hold only a-z, 0-9, \'_\' and \'-\'' \
+	"0xff became U+FFFD and the control character stayed one character"
+cp "$R/ok.rules" "$R/"$'\xff'".rules"
+js "apply --dry-run of a file whose name has 0xff" 0 vsctl apply --dry-run --json "$R/"$'\xff'".rules"
+is "$(vsctl apply --dry-run --json "$R/"$'\xff'".rules" | json 'd["file"]')" "$R/"$'\xef\xbf\xbd'".rules" \
+	"its path is written with U+FFFD"
+js "check of that file" 0 vsctl check --json "$R/"$'\xff'".rules"
+js "check of a missing file whose name has 0xff" 5 vsctl check --json "$R/"$'\xfe'".rules"
+
 vsctl destroy www1 --force >/dev/null
 done_testing

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -202,6 +203,23 @@ parse_size(const char *s, uint64_t *bytes, const char **why)
 range:
 	*why = "is too large";
 	return -ERANGE;
+}
+
+char *
+fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (v >= 1024 && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, units[u]);
+	return buf;
 }
 
 /* A whole number, decimal or 0x hex, in [0, max]. */

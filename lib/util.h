@@ -38,6 +38,8 @@ char *fmt_percent(unsigned bp, char *buf, size_t len);
  * vsctl, vsd and rule files. -EINVAL or -ERANGE with *why.
  */
 int parse_size(const char *s, uint64_t *bytes, const char **why);
+/* bytes -> "1536M", "4096", in the largest binary unit that divides them */
+char *fmt_size(uint64_t bytes, char *buf, size_t len);
 /* A whole decimal number in [min, max]. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 

@@ -195,5 +195,28 @@ is "$(vsctl apply --dry-run --json "$R/"$'\xff'".rules" | json 'd["file"]')" "$R
 js "check of that file" 0 vsctl check --json "$R/"$'\xff'".rules"
 js "check of a missing file whose name has 0xff" 5 vsctl check --json "$R/"$'\xfe'".rules"
 
+# --- apply --dry-run: each field that changes, old -> new -------------------------------
+printf 'vs www1 cpu 50%% cpu-max 80%% mem 1.5G pids 100 dscp AF11 mark 7\nvs www7 cpu 5%% mem 512M\n' \
+	>"$R/plan.rules"
+out=$(vsctl apply --dry-run "$R/plan.rules")
+like "$out" "^update www1 cpu 60% -> 50%, cpu-max none -> 80%, mem none -> 1536M, pids none -> 100, tos none -> 40, mark none -> 7$" \
+	"apply --dry-run: each changed field of www1, old -> new"
+like "$out" "^create www7 cpu 5%, mem 512M$" "and a create's values"
+js "apply --dry-run with changes" 0 vsctl apply --dry-run --json "$R/plan.rules"
+is "$(vsctl apply --dry-run --json "$R/plan.rules" | json '[(c["name"], c["action"], c["fields"]) for c in d["changes"]]')" \
+	'[["www1", "update", {"cpu": {"old": 60, "new": 50}, "cpu_max": {"old": null, "new": 80}, "mem_max": {"old": null, "new": 1610612736}, "pids_max": {"old": null, "new": 100}, "tos": {"old": null, "new": 40}, "mark": {"old": null, "new": 7}}], ["www7", "create", {"cpu": {"old": null, "new": 5}, "mem_max": {"old": null, "new": 536870912}}]]' \
+	"--json: the same, as show --json names the fields"
+is "$(vsctl list --json | json '[(v["name"], v["cpu"], v["mem_max"]) for v in d]')" '[["www1", 60, null]]' \
+	"the dry run changed nothing"
+st 0 "apply it" vsctl apply "$R/plan.rules"
+sed -i 's/mem 1.5G/mem 2G/' "$R/plan.rules"
+is "$(vsctl apply --dry-run "$R/plan.rules")" "update www1 mem 1536M -> 2G
+$R/plan.rules: would be: 0 created, 1 updated, 0 destroyed, 1 unchanged" \
+	"after it, only the field that differs"
+printf 'vs www1 cpu 60%%\n' >"$R/plan.rules"
+like "$(vsctl apply --dry-run --prune --json "$R/plan.rules" | json '[(c["name"], c["action"], c["fields"].get("mem_max")) for c in d["changes"]]')" \
+	'\["www7", "destroy", \{"old": 536870912, "new": null\}\]' "--prune: a destroy's fields go to null"
+vsctl destroy www7 >/dev/null
+
 vsctl destroy www1 --force >/dev/null
 done_testing

@@ -22,7 +22,7 @@ vsd_vsd_SOURCES = \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
 	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
-	vsd/apply.c vsd/apply.h vsd/applied.c \
+	vsd/apply.c vsd/apply.h vsd/applied.c vsd/apply-diff.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/scope.c vsd/scope.h \

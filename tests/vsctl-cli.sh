@@ -195,6 +195,39 @@ is "$(vsctl apply --dry-run --json "$R/"$'\xff'".rules" | json 'd["file"]')" "$R
 js "check of that file" 0 vsctl check --json "$R/"$'\xff'".rules"
 js "check of a missing file whose name has 0xff" 5 vsctl check --json "$R/"$'\xfe'".rules"
 
+# --- vsctl services reads a supervisor's status with a JSON parser -------------------
+# A stand-in status socket (<socket dir>/gates/NAME.sock) answering compact
+# JSON in another member order, with a quote in a string and a nested "name":
+# a reader that looks for '"key": ' finds nothing or the wrong member.
+mkdir -p "$VSD_TMP/gates"
+python3 - "$VSD_TMP/gates/fake.sock" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1]); s.listen(8); s.settimeout(30)
+st = b'{"threads":[{"waiting":false,"bound":"www1","pid":7,"tid":8}],"vs":[{"queued":2,"served":5,"name":"www1"}],"home":"base","restarts":3,"state":"running","pid":7,"user":{"name":"x"},"name":"fake"}\n'
+try:
+    while True:
+        c, _ = s.accept(); c.recv(64); c.sendall(st); c.close()
+except OSError:
+    pass
+PY
+fake=$!
+on_exit "kill $fake"
+wait_until test -S "$VSD_TMP/gates/fake.sock"
+out=$(vsctl services | awk '$1 == "fake"')
+like "$out" "^fake +running +7 +3 +base +8:www1 +www1=5 +www1=2$" "services: name, state, pid, restarts, home, binding, served, queued"
+js "services with the stand-in" 0 vsctl services --json
+is "$(vsctl services --json | json '[v["name"] for v in d]')" '["fake"]' "--json: the supervisor's object"
+kill $fake; wait $fake 2>/dev/null
+printf 'not json' | python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recv(64); c.sendall(b"{\"name\": \"broken\", "); c.close()' "$VSD_TMP/gates/broken.sock" &
+wait_until test -S "$VSD_TMP/gates/broken.sock"
+out=$(vsctl services --json)
+is "$(printf '%s' "$out" | json '[(v["name"], v["error"]) for v in d]')" '[["broken", "its status is not a JSON object"]]' \
+	"--json: a supervisor that answers nonsense is an error entry, not broken output"
+rm -rf "$VSD_TMP/gates"
+
 # --- apply --dry-run: each field that changes, old -> new -------------------------------
 printf 'vs www1 cpu 50%% cpu-max 80%% mem 1.5G pids 100 dscp AF11 mark 7\nvs www7 cpu 5%% mem 512M\n' \
 	>"$R/plan.rules"

@@ -5,4 +5,5 @@
 # Tests: tests/vsd-*.sh, tests/gate-vsd.sh, tests/rules-*.sh.
 bin_PROGRAMS += vsctl/vsctl
 vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c vsctl/out.c
-vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a
+vsctl_vsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a $(JSONC_LIBS)

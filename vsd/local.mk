@@ -28,7 +28,8 @@ vsd_vsd_SOURCES = \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h
-vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATESOCKET_LIBS)
+vsd_vsd_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATESOCKET_LIBS) $(JSONC_LIBS)
 
 # The systemd unit, in --with-systemdsystemunitdir (configure.ac).
 systemdsystemunit_DATA = vsd/vsd.service

@@ -36,7 +36,7 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
 	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
-	tests/vsctl-cli.sh
+	tests/vsctl-cli.sh tests/vsctl-completion.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
@@ -179,3 +179,6 @@ print-unit-tests:
 	@echo $(UNIT_TESTS)
 print-integration-tests:
 	@for t in $(TESTS); do case " $(UNIT_TESTS) " in *" $$t "*) ;; *) echo $$t ;; esac; done
+# Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
+print-bashcompletiondir:
+	@echo $(bashcompletiondir)

@@ -8,6 +8,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "lib/exitcode.h"
 #include "lib/privs.h"
 #include "lib/proto.h"
@@ -50,7 +52,8 @@ connect_failed(int r)
 /*
  * Send a request, print the reply; returns the exit status: the reply's
  * status is the error class vsd chose (lib/exitcode.h), not guessed here
- * from its words.
+ * from its words. quiet_ok 1: print nothing on success; -1: on success,
+ * the answer replaces *req, unprinted.
  */
 static int
 call(struct buf *req, int pass_fd, int quiet_ok)
@@ -66,6 +69,12 @@ call(struct buf *req, int pass_fd, int quiet_ok)
 		if (status == PROTO_STATUS_UNSENT)
 			return connect_failed(r);
 		return vsctl_fail(VX_INTERNAL, "talking to vsd at %s: %s", socket_path, strerror(-r));
+	}
+	if (status == 0 && quiet_ok < 0) {
+		/* the caller reads the answer itself (list --names) */
+		buf_free(req);
+		*req = body;
+		return 0;
 	}
 	if (status != 0) {
 		if (json && body.p[0] != '{') {
@@ -272,6 +281,48 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	return errno == ENOENT ? 127 : 126;
 }
 
+/*
+ * list [--json | --names]: --names prints one VS name a line (for shell
+ * completion and scripts), read from list's JSON with json-c.
+ */
+static int
+do_list(const struct cmdspec *c, int argc, char **argv)
+{
+	struct json_object *a, *v;
+	struct buf req = { 0 };
+	int i, names = 0, r;
+	size_t k;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--names") == 0)
+			names = 1;
+		else if (strcmp(argv[i], "--json") != 0)
+			return vsctl_fail(VX_USAGE, "list: unexpected argument '%s'; usage: vsctl %s",
+					  argv[i], c->usage);
+	}
+	if (!names)
+		return do_remote(c, argc, argv);
+	if (json)
+		return vsctl_fail(VX_USAGE, "list: --names or --json, not both");
+	proto_add(&req, "list");
+	proto_add(&req, "json=1");
+	if ((r = call(&req, -1, -1)) != 0) {
+		buf_free(&req);
+		return r;
+	}
+	if (!(a = json_tokener_parse(req.p)) || !json_object_is_type(a, json_type_array)) {
+		buf_free(&req);
+		json_object_put(a);
+		return vsctl_fail(VX_INTERNAL, "list: vsd's answer is not a JSON array");
+	}
+	for (k = 0; k < json_object_array_length(a); k++)
+		if (json_object_object_get_ex(json_object_array_get_idx(a, k), "name", &v))
+			printf("%s\n", json_object_get_string(v));
+	json_object_put(a);
+	buf_free(&req);
+	return 0;
+}
+
 /* The accept gate's commands parse their own arguments (vsctl/run.c). */
 static int
 do_run(const struct cmdspec *c, int argc, char **argv)
@@ -381,7 +432,7 @@ static const struct cmdspec cmds[] = {
 	  "set NAME [--cpu P%] [--cpu-max P%|none] [--mem SIZE|none] [--pids N|none] "
 	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none]" },
 	{ "destroy", do_remote, "name", destroy_opts, "destroy NAME [--force]" },
-	{ "list", do_remote, "", NULL, "list [--json]" },
+	{ "list", do_list, "", NULL, "list [--json|--names]" },
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", exec_opts,

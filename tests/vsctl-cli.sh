@@ -70,6 +70,12 @@ is "$(vsctl create --help)" "$(vsctl help create)" "vsctl create --help says the
 is "$(vsctl exec www1 --help)" "$(vsctl help exec)" "so does exec NAME --help"
 st 0 "vsctl check --help" vsctl check --help
 st 2 "vsctl help nosuch" vsctl help nosuch
+js "help" 0 vsctl help --json
+js "help create" 0 vsctl help create --json
+js "create --help" 0 vsctl create --help --json
+is "$(vsctl --json help create | json 'd["usage"].split()[0:2]')" '["create", "NAME"]' "help --json: the usage"
+like "$(vsctl --json help | json '" ".join(c["command"] for c in d["commands"])')" "^create set destroy list show" \
+	"help --json: the commands"
 is "$(vsctl list --json | json 'len(d)')" 0 "--help created nothing"
 
 # --- exit statuses --------------------------------------------------------------------

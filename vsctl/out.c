@@ -105,15 +105,39 @@ static const struct {
 	{ "help", "Show the commands, or one command's help.\n" },
 };
 
-int
-vsctl_help(const char *cmd, const char *usage, FILE *f)
+static const char *
+help_text(const char *cmd)
 {
 	size_t i;
 
-	fprintf(f, "usage: vsctl %s\n", usage);
 	for (i = 0; i < ARRAY_SIZE(helps); i++)
 		if (strcmp(helps[i].name, cmd) == 0)
-			fprintf(f, "\n%s", helps[i].text);
+			return helps[i].text;
+	return NULL;
+}
+
+int
+vsctl_help(const char *cmd, const char *usage, FILE *f)
+{
+	const char *text = help_text(cmd);
+
+	if (vsctl_json) {
+		struct buf b = { 0 };
+
+		buf_printf(&b, "{\"command\": ");
+		buf_json_str(&b, cmd);
+		buf_printf(&b, ", \"usage\": ");
+		buf_json_str(&b, usage);
+		buf_printf(&b, ", \"help\": ");
+		buf_json_str(&b, text);
+		buf_printf(&b, "}\n");
+		fputs(b.p ? b.p : "", f);
+		buf_free(&b);
+		return 0;
+	}
+	fprintf(f, "usage: vsctl %s\n", usage);
+	if (text)
+		fprintf(f, "\n%s", text);
 	fprintf(f, "\nEvery command takes --json; see vsctl(8) for exit statuses.\n");
 	return 0;
 }

@@ -485,6 +485,22 @@ help(int argc, char **argv)
 			return vsctl_fail(VX_USAGE, "help: one command at a time");
 		name = argv[i];
 	}
+	if (!name && json) {
+		struct buf b = { 0 };
+
+		/* {"commands": [{"command": ..., "usage": ...}, ...]} */
+		buf_printf(&b, "{\"commands\": [");
+		for (i = 0; i < (int)ARRAY_SIZE(cmds); i++) {
+			buf_printf(&b, "%s{\"command\": \"%s\", \"usage\": ", i ? ", " : "",
+				   cmds[i].name);
+			buf_json_str(&b, cmds[i].usage);
+			buf_printf(&b, "}");
+		}
+		buf_printf(&b, "]}\n");
+		fputs(b.p ? b.p : "", stdout);
+		buf_free(&b);
+		return 0;
+	}
 	if (!name) {
 		usage(stdout);
 		return 0;

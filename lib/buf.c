@@ -120,6 +120,29 @@ buf_json_str(struct buf *b, const char *s)
 }
 
 void
+buf_json_lines(struct buf *b, const char *l)
+{
+	struct buf one = { 0 };
+	int n = 0;
+
+	buf_add(b, "[", 1);
+	while (l && *l) {
+		size_t len = strcspn(l, "\n");
+
+		if (len) {
+			buf_reset(&one);
+			buf_add(&one, l, len);
+			if (n++)
+				buf_add(b, ", ", 2);
+			buf_json_str(b, one.p);
+		}
+		l += len + (l[len] == '\n');
+	}
+	buf_add(b, "]", 1);
+	buf_free(&one);
+}
+
+void
 buf_reset(struct buf *b)
 {
 	b->len = 0;

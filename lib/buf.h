@@ -20,6 +20,8 @@ void buf_add(struct buf *b, const void *data, size_t len);
  * UTF-8 sequence as \ufffd (the replacement character).
  */
 void buf_json_str(struct buf *b, const char *s);
+/* A JSON array of strings: the non-empty lines of text (NULL: []). */
+void buf_json_lines(struct buf *b, const char *text);
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 

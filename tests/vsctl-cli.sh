@@ -185,6 +185,9 @@ out=$(vsctl check "$R/badsize.rules" 2>&1)
 like "$out" "badsize.rules:1:20: mem '1.5.5G' is not a size" "a rule file's 1.5.5G: file:line:column and why"
 out=$(vsctl check --json "$R/over.rules" | json 'd["errors"][0]')
 like "$out" "over.rules:2:[0-9]+: .*over 100%" "check's errors carry file:line:column"
+out=$(vsctl apply --json "$R/over.rules" | json '"|".join([d["error"], d["errors"][0]])')
+like "$out" "^apply: refused, nothing changed:\|.*over.rules:2:[0-9]+: .*over 100%" \
+	"apply's errors too: the first line, then one string per error"
 
 # --- valid UTF-8 JSON, whatever bytes come in ----------------------------------------
 # A name is [a-z][a-z0-9_-]*: 0xff is refused at the door ...

@@ -15,29 +15,6 @@
 #include "rules/rules.h"
 #include "vsctl.h"
 
-/* Its lines (warnings) as a JSON array of strings. */
-static void
-json_lines(struct buf *b, const char *l)
-{
-	int first = 1;
-
-	buf_printf(b, "[");
-	while (l && *l) {
-		size_t n = strcspn(l, "\n");
-		struct buf one = { 0 };
-
-		buf_add(&one, l, n);
-		if (n) {
-			buf_printf(b, "%s", first ? "" : ", ");
-			buf_json_str(b, one.p);
-			first = 0;
-		}
-		buf_free(&one);
-		l += n + (l[n] == '\n');
-	}
-	buf_printf(b, "]");
-}
-
 /* A file that checks: the summary, as text or one JSON object. */
 static void
 print_ok(const char *file, const struct rules *rs, const char *warnings, int quiet)
@@ -54,7 +31,7 @@ print_ok(const char *file, const struct rules *rs, const char *warnings, int qui
 		buf_json_str(&b, t);
 		buf_printf(&b, ", \"services\": %zu, \"rules\": %zu, \"warnings\": ", rs->nservices,
 			   rs->nrules);
-		json_lines(&b, warnings);
+		buf_json_lines(&b, warnings);
 		buf_printf(&b, "}\n");
 		fputs(b.p ? b.p : "", stdout);
 		buf_free(&b);

@@ -26,23 +26,8 @@ json_error(struct buf *b, int vx, const char *msg, const char *lines)
 	buf_json_str(b, msg);
 	buf_printf(b, ", \"class\": \"%s\", \"exit\": %d", vx_name(vx), vx);
 	if (lines) {
-		const char *l = lines;
-		int first = 1;
-		char line[1024];
-
-		buf_printf(b, ", \"errors\": [");
-		while (*l) {
-			size_t n = strcspn(l, "\n");
-
-			snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), l);
-			if (n) {
-				buf_printf(b, "%s", first ? "" : ", ");
-				buf_json_str(b, line);
-				first = 0;
-			}
-			l += n + (l[n] == '\n');
-		}
-		buf_printf(b, "]");
+		buf_printf(b, ", \"errors\": ");
+		buf_json_lines(b, lines);
 	}
 	buf_printf(b, "}\n");
 }

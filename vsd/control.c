@@ -111,10 +111,22 @@ control_error(struct buf *out, int json, int vx, const char *msg)
 	if (vx <= VX_OK || vx > VX_MAX)
 		vx = VX_INTERNAL;
 	if (json) {
-		/* the same object vsctl writes for its own errors (vsctl/out.c) */
+		/* the same object vsctl writes for its own errors (vsctl/out.c); a
+		 * longer report (apply's check errors) is its first line, then
+		 * "errors", one string per line */
+		const char *nl = strchr(msg, '\n');
+		struct buf first = { 0 };
+
+		buf_add(&first, msg, nl ? (size_t)(nl - msg) : strlen(msg));
 		buf_printf(&b, "{\"error\": ");
-		buf_json_str(&b, msg);
-		buf_printf(&b, ", \"class\": \"%s\", \"exit\": %d}\n", vx_name(vx), vx);
+		buf_json_str(&b, first.p);
+		buf_free(&first);
+		buf_printf(&b, ", \"class\": \"%s\", \"exit\": %d", vx_name(vx), vx);
+		if (nl && nl[1]) {
+			buf_printf(&b, ", \"errors\": ");
+			buf_json_lines(&b, nl + 1);
+		}
+		buf_printf(&b, "}\n");
 	} else {
 		buf_printf(&b, "%s\n", msg);
 	}

@@ -54,6 +54,16 @@ main(void)
 	for (i = 0; i < ARRAY_SIZE(t); i++)
 		is_str(js(t[i].in), t[i].out, "%s", t[i].name);
 	is_str(js(NULL), "null", "NULL is null");
+	{
+		struct buf b = { 0 };
+
+		buf_json_lines(&b, "a:1: x\n\nb\xff\n");
+		is_str(b.p, "[\"a:1: x\", \"b\\ufffd\"]", "lines: non-empty ones, each a string");
+		buf_reset(&b);
+		buf_json_lines(&b, NULL);
+		is_str(b.p, "[]", "no lines: []");
+		buf_free(&b);
+	}
 	/* every byte value after an 'a', and every pair: nothing unescaped leaks */
 	for (i = 1; i < 256; i++) {
 		char in[3] = { 'a', (char)i, 0 };

@@ -14,8 +14,14 @@ struct buf {
 
 void buf_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_add(struct buf *b, const void *data, size_t len);
-/* A JSON string literal, quoted and escaped; NULL writes null. */
+/*
+ * A JSON string literal, quoted and escaped; NULL writes null. Always valid
+ * UTF-8: control characters and DEL as \u00XX, each byte of an invalid
+ * UTF-8 sequence as \ufffd (the replacement character).
+ */
 void buf_json_str(struct buf *b, const char *s);
+/* A JSON array of strings: the non-empty lines of text (NULL: []). */
+void buf_json_lines(struct buf *b, const char *text);
 void buf_reset(struct buf *b);
 void buf_free(struct buf *b);
 

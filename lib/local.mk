@@ -17,4 +17,5 @@ lib_libvsd_a_SOURCES = \
 	lib/cgroup-events.c \
 	lib/privs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
+	lib/exitcode.c lib/exitcode.h \
 	lib/vs.h lib/remote-mark.h

@@ -126,3 +126,14 @@ fatalx(const char *fmt, ...)
 	va_end(ap);
 	exit(1);
 }
+
+void
+fatalx_status(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_CRIT, fmt, ap);
+	va_end(ap);
+	exit(status);
+}

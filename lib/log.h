@@ -15,5 +15,7 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* fatalx, exiting with status (a class of lib/exitcode.h) instead of 1. */
+void fatalx_status(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 
 #endif

@@ -7,7 +7,8 @@
  *            (pid=1 pid=2), vsd refuses any other key and a key given twice;
  *            one fd may ride along (SCM_RIGHTS; up to PROTO_FDS_MAX are
  *            accepted, the first is used, more refuse the request).
- *   reply:   u32 status (0 ok) | u32 length | body (text, or JSON if json=1)
+ *   reply:   u32 status | u32 length | body (text, or JSON if json=1); status
+ *            is 0 (ok) or the error class of lib/exitcode.h, vsctl's exit status
  */
 #ifndef VSD_PROTO_H
 #define VSD_PROTO_H

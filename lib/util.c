@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -135,47 +136,90 @@ parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char *
 	return 0;
 }
 
+/*
+ * "512M", "1.5G", "512.5M", "64KiB", "4096": a decimal number, up to 18
+ * decimals, times a binary unit. The exact value is taken (128-bit), then
+ * rounded down to a whole byte: 0.1K is 102 bytes. Everything else is
+ * refused with a reason: a sign, a second dot, a dot with no digit after
+ * it, a unit that is not K, M, G or T, zero, and anything past 2^63.
+ */
 int
 parse_size(const char *s, uint64_t *bytes, const char **why)
 {
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
+	unsigned __int128 whole = 0, frac = 0, pow10 = 1, v;
+	unsigned shift = 0, nfrac = 0;
+	const char *p = s;
 
-	*why = "is not a size (like 512M or 2G)";
-	if (!isdigit((unsigned char)s[0]))
+	*why = "is not a size (like 512M, 1.5G or 2G)";
+	if (*p == '-') {
+		*why = "is negative";
+		return -ERANGE;
+	}
+	if (!isdigit((unsigned char)*p))
 		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		goto range;
-	switch (toupper((unsigned char)*end)) {
+	for (; isdigit((unsigned char)*p); p++) {
+		whole = whole * 10 + (unsigned)(*p - '0');
+		if (whole > UINT64_MAX)
+			goto range;
+	}
+	if (*p == '.') {
+		for (p++; isdigit((unsigned char)*p); p++) {
+			if (++nfrac > 18) {
+				*why = "has more than 18 decimals";
+				return -EINVAL;
+			}
+			frac = frac * 10 + (unsigned)(*p - '0');
+			pow10 *= 10;
+		}
+		if (nfrac == 0)
+			return -EINVAL;	/* "1.G", "1.5.5G" fails below */
+	}
+	switch (toupper((unsigned char)*p)) {
 	case '\0': break;
-	case 'K': shift = 10; end++; break;
-	case 'M': shift = 20; end++; break;
-	case 'G': shift = 30; end++; break;
-	case 'T': shift = 40; end++; break;
+	case 'K': shift = 10; p++; break;
+	case 'M': shift = 20; p++; break;
+	case 'G': shift = 30; p++; break;
+	case 'T': shift = 40; p++; break;
 	case 'B': break;
 	default: return -EINVAL;
 	}
-	if (shift && (*end == 'i' || *end == 'I'))
-		end++;
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end != '\0')
+	if (shift && (*p == 'i' || *p == 'I'))
+		p++;
+	if (*p == 'b' || *p == 'B')
+		p++;
+	if (*p != '\0')
 		return -EINVAL;
+	/* whole < 2^64 and shift <= 40: no 128-bit overflow */
+	v = (whole << shift) + (frac << shift) / pow10;
+	if (v > (UINT64_MAX >> 1))
+		goto range;
 	if (v == 0) {
 		*why = "must be more than 0";
 		return -ERANGE;
 	}
-	if (shift && v > (UINT64_MAX >> 1) >> shift)
-		goto range;
-	*bytes = (uint64_t)v << shift;
+	*bytes = (uint64_t)v;
 	*why = NULL;
 	return 0;
 range:
 	*why = "is too large";
 	return -ERANGE;
+}
+
+char *
+fmt_size(uint64_t v, char *buf, size_t len)
+{
+	static const char units[] = "KMGT";
+	int u = -1;
+
+	while (v >= 1024 && v % 1024 == 0 && u < 3) {
+		v /= 1024;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%" PRIu64, v);
+	else
+		snprintf(buf, len, "%" PRIu64 "%c", v, units[u]);
+	return buf;
 }
 
 /* A whole number, decimal or 0x hex, in [0, max]. */

@@ -32,8 +32,14 @@ int parse_percent(const char *s, unsigned *bp, const char **why);
 /* basis points -> "50%", "12.5%", "0.01%" */
 char *fmt_percent(unsigned bp, char *buf, size_t len);
 
-/* "512", "64K", "256M", "2G", "1T" (binary units; a trailing B or iB is fine). */
+/*
+ * "512", "64K", "256M", "1.5G", "512.5M", "1T" (binary units; a trailing B
+ * or iB is fine), rounded down to a whole byte; the one size parser of
+ * vsctl, vsd and rule files. -EINVAL or -ERANGE with *why.
+ */
 int parse_size(const char *s, uint64_t *bytes, const char **why);
+/* bytes -> "1536M", "4096", in the largest binary unit that divides them */
+char *fmt_size(uint64_t bytes, char *buf, size_t len);
 /* A whole decimal number in [min, max]. */
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out, const char **why);
 

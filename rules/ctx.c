@@ -246,20 +246,3 @@ ctx_free(struct rules_ctx *c)
 	free(c->ev);
 	free(c->paths);
 }
-
-char *
-fmt_size(uint64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	int i = -1;
-
-	while (i < 3 && v >= 1024 && v % 1024 == 0) {
-		v /= 1024;
-		i++;
-	}
-	if (i < 0)
-		snprintf(buf, len, "%llu", (unsigned long long)v);
-	else
-		snprintf(buf, len, "%llu%c", (unsigned long long)v, units[i]);
-	return buf;
-}

@@ -176,8 +176,7 @@ void *vec_push(struct rules_ctx *c, void *pp, size_t *n, size_t *cap, size_t siz
 char *xstrdup(struct rules_ctx *c, const char *s);
 /* A file name kept for the lifetime of the rules (for rules_loc.file). */
 const char *keep_path(struct rules_ctx *c, const char *path);
-/* 8G, 512M, 1536K, 1000 (bytes) */
-char *fmt_size(uint64_t bytes, char *buf, size_t len);
+/* fmt_size (8G, 512M, 1536K, 1000) is lib/util.c's */
 
 /*
  * open.c: open path for reading, checking every directory and link on the way

@@ -14,7 +14,7 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 build="build-essential autoconf automake libtool pkg-config clang llvm
        libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libmnl-dev
-       libnftables-dev"
+       libnftables-dev libjson-c-dev"
 demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
 test="$demo tcpdump python3 passwd libclang-rt-14-dev strace php8.2-fpm
       libfcgi-bin iperf3 haproxy nftables python3-prometheus-client"

@@ -9,13 +9,15 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
-	tests/unit/test-rules-attrs tests/unit/test-fcgi
+	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
+# The JSON string writer: valid UTF-8 whatever it is given (lib/buf.c).
+tests_unit_test_buf_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
@@ -41,7 +43,8 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
 	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
-	tests/vsd-events.sh tests/vsd-metrics.sh
+	tests/vsd-events.sh tests/vsd-metrics.sh \
+	tests/vsctl-cli.sh tests/vsctl-completion.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
@@ -209,3 +212,6 @@ print-unit-tests:
 	@echo $(UNIT_TESTS)
 print-integration-tests:
 	@for t in $(TESTS); do case " $(UNIT_TESTS) " in *" $$t "*) ;; *) echo $$t ;; esac; done
+# Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
+print-bashcompletiondir:
+	@echo $(bashcompletiondir)

@@ -33,7 +33,7 @@ vs web2 cpu 60%
 (acept, web1, req = web2) => (web2)
 E
 out=$(vsctl check "$R/bad.rules" 2>&1)
-is "$?" 1 "vsctl check exits 1 on errors"
+is "$?" 7 "vsctl check exits 7 (a bad value) on errors"
 like "$out" "bad.rules:2:4: share sum 110% is over 100%" "check reports the share sum"
 like "$out" "bad.rules:3:2: unknown gate 'acept'" "and the unknown gate, in the same pass"
 
@@ -88,7 +88,7 @@ vs new1 cpu 1%
 vs new2 cpu 101%
 E
 out=$(vsctl apply "$R/broken.rules" 2>&1)
-is "$?" 1 "apply of a file with an error fails"
+is "$?" 7 "apply of a file with an error fails (7)"
 like "$out" "broken.rules:6:13: cpu '101%' is over 100%" "and says why"
 is "$(snapshot)" "$before" "nothing changed"
 
@@ -100,7 +100,7 @@ is "$?" 0 "check of a group-writable file passes (a clone made with umask 002)"
 like "$out" "gw.rules: warning: group-writable \(mode 0664\): vsd refuses to apply" \
 	"with a warning that apply would refuse it"
 out=$(vsctl apply "$R/gw.rules" 2>&1)
-is "$?" 1 "apply of a group-writable file fails"
+is "$?" 7 "apply of a group-writable file fails (7: the file is refused)"
 like "$out" "group-writable \(mode 0664\)" "a group-writable file is refused"
 chmod 0646 "$R/gw.rules"
 out=$(vsctl check "$R/gw.rules" 2>&1)
@@ -108,7 +108,7 @@ is "$?" 0 "check of a world-writable file passes, with a warning"
 like "$out" "gw.rules: warning: world-writable \(mode 0646\): vsd refuses to apply" \
 	"the warning says world-writable"
 out=$(vsctl apply "$R/gw.rules" 2>&1)
-is "$?" 1 "apply of a world-writable file fails"
+is "$?" 7 "apply of a world-writable file fails (7)"
 like "$out" "world-writable \(mode 0646\); only its owner may write" "apply refuses a world-writable file"
 is "$(snapshot)" "$before" "nothing changed"
 
@@ -189,7 +189,7 @@ undone() {
 	shift 3
 	out=$(vsctl apply "$R/$f" 2>&1)
 	rc=$?
-	is "$rc" 1 "apply fails when $what"
+	is "$rc" 7 "apply fails when $what"
 	like "$out" "$pat" "and says why"
 	is "$(snapshot)" "$before" "the VSs are as they were"
 	is "$(md5sum <"$VSD_STATE/state")" "$state_before" "the state file is unchanged"
@@ -244,7 +244,7 @@ vs web2 cpu 7%
 (accept, web1, req = web9) => (requester)
 E
 out=$(vsctl reload 2>&1)
-is "$?" 1 "reload of a bad file fails"
+is "$?" 7 "reload of a bad file fails (7)"
 like "$out" "boot.rules:3:22: undeclared VS 'web9'" "and says why"
 is "$(snapshot)" "$before" "reload with a bad file changed nothing"
 kill -HUP "$VSD_PID"
@@ -265,7 +265,7 @@ vsd_stop
 echo "vs web1 cpu 200%" >>"$R/boot.rules"
 "$VSD" --foreground --socket "$VSD_TMP/other.sock" --state-dir "$VSD_STATE" \
 	--cgroup-root "$VSD_ROOT" --rules "$R/boot.rules" >"$VSD_TMP/bad-start.log" 2>&1
-is "$?" 1 "vsd --rules with a bad file refuses to start"
+is "$?" 7 "vsd --rules with a bad file refuses to start (7)"
 like "$(cat "$VSD_TMP/bad-start.log")" "boot.rules:3:13: cpu '200%' is over 100%" "and prints the errors"
 
 # leave no VS behind: the cleanup removes the cgroup root

@@ -30,7 +30,7 @@ check "nobody can put a link where root's file was (the directory is 0777)" \
 	as_nobody sh -c "ln -s ../other/evil.rules $D/w/new && mv -T $D/w/new $D/w/boot.rules"
 check "(it is a link now)" test -L "$D/w/boot.rules"
 out=$(vsctl reload 2>&1)
-is "$?" 1 "reload through a world-writable directory fails"
+is "$?" 7 "reload through a world-writable directory fails"
 like "$out" "boot.rules: refused: directory $D/w is group- and world-writable \(mode 0777\); others could replace the file" \
 	"and names the directory"
 is "$(names)" web1 "the swapped-in file was not applied"
@@ -45,7 +45,7 @@ rm -f "$D/w/boot.rules"
 w "$D/w/site.rules" <<<'vs web1 cpu 6%'
 chmod 0777 "$D/w"
 out=$(vsctl apply "$D/w/site.rules" 2>&1)
-is "$?" 1 "apply of root's file in a 0777 directory fails"
+is "$?" 7 "apply of root's file in a 0777 directory fails"
 like "$out" "directory $D/w is group- and world-writable \(mode 0777\)" "and says why"
 out=$(vsctl check "$D/w/site.rules" 2>&1)
 is "$?" 0 "vsctl check of the same file passes (it only warns)"
@@ -61,7 +61,7 @@ like "$out" "1 updated" "with the directory 0755 again the file applies"
 # --- a directory that belongs to someone else -----------------------------------
 w "$D/nob/site.rules" <<<'vs web1 cpu 7%'
 out=$(vsctl apply "$D/nob/site.rules" 2>&1)
-is "$?" 1 "apply of root's file in a directory nobody owns fails"
+is "$?" 7 "apply of root's file in a directory nobody owns fails"
 like "$out" "refused: directory $D/nob belongs to uid 65534" "and says whose it is"
 
 # --- sticky directories (as /tmp): only the owner of a link may replace it -------
@@ -71,17 +71,19 @@ check "nobody makes a link in the sticky directory" \
 	as_nobody ln -s ../other/evil.rules "$D/sticky/nobodys.rules"
 w "$D/w/inc.rules" <<<'include "../sticky/nobodys.rules"'
 out=$(vsctl apply "$D/w/inc.rules" 2>&1)
-is "$?" 1 "an include through nobody's link is refused"
+is "$?" 7 "an include through nobody's link is refused"
 like "$out" "inc.rules:1:9: included file '$D/w/../sticky/nobodys.rules': refused: symbolic link $D/sticky/nobodys.rules belongs to uid 65534" \
 	"and names the link and its owner"
 out=$(vsctl apply "$D/sticky/nobodys.rules" 2>&1)
-is "$?" 1 "vsctl apply of nobody's link is refused too"
+rc=$?
 if [ "$(cat /proc/sys/fs/protected_symlinks 2>/dev/null)" = 1 ]; then
 	# the kernel refuses first (fs.protected_symlinks, on under systemd):
 	# root may not follow nobody's link in a sticky world-writable directory
+	is "$rc" 4 "vsctl apply of nobody's link is refused too (4: permission denied)"
 	like "$out" "nobodys.rules: Permission denied" \
 		"(the kernel's fs.protected_symlinks refuses to follow it)"
 else
+	is "$rc" 7 "vsctl apply of nobody's link is refused too (7: the file is refused)"
 	like "$out" "nobodys.rules: refused: symbolic link $D/sticky/nobodys.rules belongs to uid 65534" \
 		"(vsctl leaves the link in the path, for vsd to check)"
 fi
@@ -96,11 +98,11 @@ is "$(names)" web1 "nothing was applied on the way"
 # --- kernel pseudo files are not rule files -------------------------------------
 w "$D/w/proc.rules" <<<'include "/proc/version"'
 out=$(vsctl apply "$D/w/proc.rules" 2>&1)
-is "$?" 1 "an include of /proc/version is refused"
+is "$?" 7 "an include of /proc/version is refused"
 like "$out" "proc.rules:1:9: included file '/proc/version': not a rule file: it is on /proc \(procfs\)" \
 	"not read as an empty file"
 out=$(vsctl check "$D/w/proc.rules" 2>&1)
-is "$?" 1 "vsctl check refuses it too (it is no permission matter)"
+is "$?" 7 "vsctl check refuses it too (it is no permission matter)"
 sys=$(ls /sys/kernel/uevent_seqnum /sys/kernel/profiling /sys/power/state 2>/dev/null | head -1)
 if [ -n "$sys" ]; then
 	w "$D/w/sys.rules" <<<"include \"$sys\""

@@ -92,7 +92,7 @@ like "$out" "exec: --group needs --user" "vsctl exec: --group alone is refused"
 # --- vsctl run --user: unknown names are refused before anything starts
 out=$(vsctl run --home base --name bad --user nosuch-user-$$ -- "$SERVER" -p "$PORT" 2>&1)
 r=$?
-is "$r" 2 "vsctl run --user with an unknown user exits 2"
+is "$r" 5 "vsctl run --user with an unknown user exits 5 (not found)"
 like "$out" "run: unknown user 'nosuch-user-$$'" "and says so"
 out=$(vsctl run --home base --name bad --user "$U" --group nosuch-group-$$ -- "$SERVER" -p "$PORT" 2>&1)
 like "$out" "run: unknown group 'nosuch-group-$$'" "an unknown group too"

@@ -122,7 +122,8 @@ fi
 out=$(vsctl --json create www1 --cpu 1% 2>/dev/null)
 is "$(echo "$out" | json 'd["error"]')" "create: VS 'www1' exists already" "--json error object"
 out=$(vsctl show nope --json 2>/dev/null)
-is "$(echo "$out" | json 'list(d)')" '["error"]' "--json error for an unknown VS"
+is "$(echo "$out" | json 'list(d)')" '["error", "class", "exit"]' "--json error for an unknown VS"
+is "$(echo "$out" | json '[d["class"], d["exit"]]')" '["not-found", 5]' "its class: not found"
 out=$(vsctl create www3 --cpu 1% --bogus --json 2>/dev/null)
 is "$(echo "$out" | json 'd["error"]')" "create: unknown option '--bogus'" "--json error from vsctl itself"
 check "destroy www1" vsctl destroy www1

@@ -15,7 +15,7 @@ before=$(state)
 # --- names of cgroup control files --------------------------------------------
 for n in tasks notify_on_release release_agent; do
 	out=$(vsctl create $n --cpu 1% 2>&1)
-	is "$?" 1 "create $n fails"
+	is "$?" 7 "create $n fails (a bad value)"
 	like "$out" "create: bad VS name '$n': it is the name of a cgroup control file" \
 		"and says $n is a cgroup file's name"
 	left=0
@@ -51,13 +51,13 @@ like "$out" "bad service name '9lives': it must start with a lower-case letter \
 
 # --- messages name the vsctl command ------------------------------------------------
 out=$(vsctl exec nosuch -- true 2>&1)
-is "$?" 1 "exec into a missing VS fails"
+is "$?" 5 "exec into a missing VS fails (no such VS)"
 like "$out" "^vsctl: exec: no VS named 'nosuch'" "the message says exec"
 case $out in *exec-self*) fail "and not exec-self: $out" ;; *) ok "and not exec-self" ;; esac
 
 # --- vsctl attach NAME -- -1 ---------------------------------------------------------
 out=$(vsctl attach www1 -- -1 2>&1)
-is "$?" 1 "attach www1 -- -1 fails"
+is "$?" 7 "attach www1 -- -1 fails (a bad value)"
 like "$out" "attach: pid '-1' is not a whole number" "and says the pid is invalid"
 out=$(vsctl create dup --cpu 1% --cpu 2% 2>&1)
 like "$out" "create: option --cpu given twice" "vsctl refuses an option given twice"
@@ -65,13 +65,13 @@ like "$out" "create: option --cpu given twice" "vsctl refuses an option given tw
 # --- the raw protocol ------------------------------------------------------------------
 # NFDS|BODY|REPLY|NAME: what vsd answers to each raw request
 cases=(
-	"5|b'list\\0'|1 too many file descriptors (5, at most 4)|five descriptors: too many, and how many"
-	"200|b'list\\0'|1 too many file descriptors (200, at most 4)|two hundred: too many too"
-	"0|b'create\\0name=twice\\0cpu=1\\0cpu=2\\0'|1 create: key 'cpu' given twice|a key given twice is refused"
-	"0|b'create\\0name=a\\0name=b\\0cpu=1\\0'|1 create: key 'name' given twice|so is a second name"
-	"0|b'create\\0name=typo\\0cpu=1\\0cpux=2\\0'|1 create: unknown key 'cpux'|an unknown key is refused, not ignored"
-	"0|b'list\\0verbose=1\\0'|1 list: unknown key 'verbose'|on every command"
-	"0|b'exec-self\\0name=www1\\0pid=1\\0'|1 exec: unknown key 'pid'|exec-self's errors say exec"
+	"5|b'list\\0'|2 too many file descriptors (5, at most 4)|five descriptors: too many, and how many"
+	"200|b'list\\0'|2 too many file descriptors (200, at most 4)|two hundred: too many too"
+	"0|b'create\\0name=twice\\0cpu=1\\0cpu=2\\0'|2 create: key 'cpu' given twice|a key given twice is refused"
+	"0|b'create\\0name=a\\0name=b\\0cpu=1\\0'|2 create: key 'name' given twice|so is a second name"
+	"0|b'create\\0name=typo\\0cpu=1\\0cpux=2\\0'|2 create: unknown key 'cpux'|an unknown key is refused, not ignored"
+	"0|b'list\\0verbose=1\\0'|2 list: unknown key 'verbose'|on every command"
+	"0|b'exec-self\\0name=www1\\0pid=1\\0'|2 exec: unknown key 'pid'|exec-self's errors say exec"
 )
 for c in "${cases[@]}"; do
 	IFS='|' read -r nfd body want name <<<"$c"

@@ -44,7 +44,7 @@ is "$?" 7 "exec passes the exit status through"
 vsctl exec www1 -- /nonexistent/cmd 2>/dev/null
 is "$?" 127 "exec of a missing command exits 127"
 vsctl exec nosuch -- true 2>/dev/null
-is "$?" 1 "exec into an unknown VS fails"
+is "$?" 5 "exec into an unknown VS fails (no such VS)"
 
 # attach: a running process moves in, in every hierarchy.
 sleep 300 &
@@ -64,7 +64,7 @@ is "$(vsctl show www2 --json | json 'd["cpu_max"]')" null "cap cleared"
 
 # destroy refuses while processes live, unless --force.
 vsctl destroy www2 2>/dev/null
-is "$?" 1 "destroy refuses a VS with processes"
+is "$?" 6 "destroy refuses a VS with processes (conflict)"
 check "the process is still alive" kill -0 $p1
 www2dirs=$(vsctl show www2 --json | json '" ".join(d["cgroups"])')
 check "destroy --force" vsctl destroy www2 --force

@@ -31,9 +31,17 @@ for c in "${cases[@]}"; do
 	IFS='|' read -r name bytes want <<<"$c"
 	out=$(ctl_send "$bytes")
 	if [ -z "$want" ]; then
-		case $out in closed|1\ *) ok "$name: refused ($out)" ;; *) fail "$name: $out" ;; esac
+		case $out in closed|2\ *) ok "$name: refused ($out)" ;; *) fail "$name: $out" ;; esac
 	else
-		like "$out" "^1 .*$want" "$name: error reply"
+		# the status is the error class (lib/exitcode.h): a malformed
+		# request is a usage error (2), a bad name a bad value (7)
+		like "$out" "^[1-7] .*$want" "$name: error reply"
+		case $want in
+		"no VS name"|"bad VS name") cls=7 ;;
+		*pidfd) cls=4 ;;
+		*) cls=2 ;;
+		esac
+		like "$out" "^$cls " "$name: class $cls"
 	fi
 	kill -0 "$VSD_PID" 2>/dev/null || { fail "vsd died after: $name"; break; }
 done

@@ -47,7 +47,7 @@ n=0
 for d in $gonedirs; do [ -d "$d" ] && n=$((n + 1)); done
 is "$n" 0 "the missing VS is not silently recreated"
 vsctl set gone --cpu 10% 2>/dev/null
-is "$?" 1 "set on a missing VS is refused"
+is "$?" 5 "set on a missing VS is refused (not found)"
 check "destroy forgets the missing VS" vsctl destroy gone
 is "$(vsctl list --json | json '[v["name"] for v in d]')" '["keep"]' "only keep remains"
 

@@ -54,8 +54,10 @@ like "$(setpriv --reuid=65534 --regid=65534 --groups="$gid" "$VSCTL" services --
 	'"name": "idle"' "a member reads it with vsctl services"
 chmod 0755 "$VSD_TMP/gates"
 chmod 0666 "$st"
-like "$(as_nobody "$VSCTL" services 2>&1)" 'idle.sock: \{"error": "permission denied' \
+like "$(as_nobody "$VSCTL" services 2>&1)" 'services: idle: permission denied: only root' \
 	"with the mode widened, a non-member is refused and vsctl services says so"
+like "$(as_nobody "$VSCTL" services --json 2>/dev/null | json '[v["error"] for v in d if v["name"] == "idle"][0]')" \
+	'^permission denied: only root' "and under --json, as the entry's error"
 # vsctl run opens its status socket to the group of vsd's control socket.
 "$VSCTL" run --name r1 --home grp1 -- sleep 600 >/dev/null 2>&1 &
 run_pid=$!

@@ -1,8 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # vsctl: the command-line client. vsctl.c talks to vsd; run.c starts a
 # service under the accept gate (it execs vsd-gate); check.c checks rule
-# files offline, without a daemon.
+# files offline, without a daemon; out.c reports errors (exit statuses of
+# lib/exitcode.h, JSON under --json) and holds the help texts.
 # Tests: tests/vsd-*.sh, tests/gate-vsd.sh, tests/rules-*.sh.
 bin_PROGRAMS += vsctl/vsctl
-vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c vsctl/top.c
-vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a
+vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c vsctl/out.c vsctl/top.c
+# Bash completion, installed as "vsctl" where bash-completion loads it on
+# demand (--with-bashcompletiondir, configure.ac). Test: tests/vsctl-completion.sh.
+dist_bashcompletion_DATA = vsctl/bash-completion/vsctl
+vsctl_vsctl_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+vsctl_vsctl_LDADD = rules/librules.a lib/libvsd.a $(JSONC_LIBS)

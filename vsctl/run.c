@@ -21,7 +21,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "lib/buf.h"
+#include "lib/exitcode.h"
 #include "lib/privs.h"
 #include "lib/util.h"
 #include "vsctl.h"
@@ -75,12 +78,12 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->verbose = 1;
 			continue;
 		}
-		if (i + 1 >= argc || a[0] != '-') {
-			fprintf(stderr, "vsctl: run: unexpected argument '%s'; usage: vsctl run "
+		if (strcmp(a, "--json") == 0)
+			continue;	/* main() saw it: errors are JSON */
+		if (i + 1 >= argc || a[0] != '-')
+			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "-- CMD [ARGS...]\n", a);
-			return 2;
-		}
+			    "-- CMD [ARGS...]", a);
 		if (strcmp(a, "--home") == 0)
 			o->home = argv[++i];
 		else if (strcmp(a, "--name") == 0)
@@ -95,10 +98,8 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->user = argv[++i];
 		else if (strcmp(a, "--group") == 0)
 			o->group = argv[++i];
-		else {
-			fprintf(stderr, "vsctl: run: unknown option '%s'\n", a);
-			return 2;
-		}
+		else
+			return vsctl_fail(VX_USAGE, "run: unknown option '%s'", a);
 	}
 	o->cmd = i;
 	return 0;
@@ -131,41 +132,30 @@ run_check(int argc, char **argv, struct run_opts *o)
 	struct privs_user pu;
 	char err[256];
 
-	if (strcmp(o->gate, "accept") != 0) {
-		fprintf(stderr, "vsctl: run: unknown gate '%s' (only 'accept')\n", o->gate);
-		return 2;
-	}
-	if (!o->home) {
-		fprintf(stderr, "vsctl: run: --home VS is required (where the service runs while it serves nobody)\n");
-		return 2;
-	}
-	if (o->cmd >= argc) {
-		fprintf(stderr, "vsctl: run: no command given; usage: vsctl run --home VS -- CMD [ARGS...]\n");
-		return 2;
-	}
-	if (!vs_name_valid(o->home)) {
-		fprintf(stderr, "vsctl: run: bad VS name '%s': it %s\n", o->home, vs_name_why(o->home));
-		return 2;
-	}
+	if (strcmp(o->gate, "accept") != 0)
+		return vsctl_fail(VX_BADVALUE, "run: unknown gate '%s' (only 'accept')", o->gate);
+	if (!o->home)
+		return vsctl_fail(VX_USAGE, "run: --home VS is required (where the service runs "
+				  "while it serves nobody)");
+	if (o->cmd >= argc)
+		return vsctl_fail(VX_USAGE, "run: no command given; usage: vsctl run --home VS -- "
+				  "CMD [ARGS...]");
+	if (!vs_name_valid(o->home))
+		return vsctl_fail(VX_BADVALUE, "run: bad VS name '%s': it %s", o->home,
+				  vs_name_why(o->home));
 	if (!o->name) {
 		const char *s = strrchr(argv[o->cmd], '/');
 
 		o->name = default_name(s ? s + 1 : argv[o->cmd], o->name_buf);
 	}
-	if (!vs_name_valid(o->name)) {
-		fprintf(stderr, "vsctl: run: bad service name '%s': it %s (use --name)\n", o->name,
-		    vs_name_why(o->name));
-		return 2;
-	}
-	if (o->group && !o->user) {
-		fprintf(stderr, "vsctl: run: --group needs --user\n");
-		return 2;
-	}
+	if (!vs_name_valid(o->name))
+		return vsctl_fail(VX_BADVALUE, "run: bad service name '%s': it %s (use --name)",
+				  o->name, vs_name_why(o->name));
+	if (o->group && !o->user)
+		return vsctl_fail(VX_USAGE, "run: --group needs --user");
 	/* vsd-gate resolves it again; this says what is wrong before it starts */
-	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0) {
-		fprintf(stderr, "vsctl: run: %s\n", err);
-		return 2;
-	}
+	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0)
+		return vsctl_fail(VX_NOTFOUND, "run: %s", err);
 	return 0;
 }
 
@@ -180,10 +170,10 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 {
 	char exe[PATH_MAX], gid[16], **all;
 	struct stat st;
-	int n = 0, k;
+	int n = 0, k, r;
 
 	if (!(all = calloc((size_t)(24 + argc - o->cmd), sizeof(*all))))
-		return 1;
+		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
 	if (o->verbose)
@@ -222,9 +212,9 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	for (k = o->cmd; k < argc; k++)
 		all[n++] = argv[k];
 	execvp(all[0], all);
-	fprintf(stderr, "vsctl: run: cannot start %s: %s\n", all[0], strerror(errno));
+	r = vsctl_fail(VX_INTERNAL, "run: cannot start %s: %s", all[0], strerror(errno));
 	free(all);
-	return 1;
+	return r;
 }
 
 int
@@ -237,23 +227,16 @@ vsctl_run(int argc, char **argv, const char *socket_path)
 	if ((r = run_parse(argc, argv, &o)) != 0 || (r = run_check(argc, argv, &o)) != 0)
 		return r;
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0 ||
-	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0) {
-		fprintf(stderr, "vsctl: run: the path of %s is too long\n", socket_path);
-		return 1;
-	}
-	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
-		fprintf(stderr, "vsctl: run: cannot create %s: %s\n", dir, strerror(errno));
-		return 1;
-	}
-	if (alive(status)) {
-		fprintf(stderr, "vsctl: run: a gated service named '%s' runs already (use --name)\n", o.name);
-		return 1;
-	}
+	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0)
+		return vsctl_fail(VX_BADVALUE, "run: the path of %s is too long", socket_path);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return vsctl_fail(vx_from_errno(errno), "run: cannot create %s: %s", dir,
+				  strerror(errno));
+	if (alive(status))
+		return vsctl_fail(VX_CONFLICT, "run: a gated service named '%s' runs already "
+				  "(use --name)", o.name);
 	return run_exec_gate(argc, argv, &o, socket_path, status);
 }
-
-/* How a supervisor that will not tell us begins its answer (status.c). */
-#define ERR_PREFIX	"{\"error\": "
 
 int
 gate_status_request(const char *path, const char *cmd, struct buf *b)
@@ -289,96 +272,117 @@ gate_status_request(const char *path, const char *cmd, struct buf *b)
 	return b->len ? 0 : -1;
 }
 
-/* Minimal readers for the supervisor's own JSON (status.c). */
+/*
+ * The supervisor's status (gates/accept/status.c) is read with json-c, a
+ * real parser: members are found by name at their level, whatever their
+ * order or spacing, and a string holding '"' or a nested "name" cannot
+ * fool it (the strstr() reader this replaced could be).
+ */
 static const char *
-jfind(const char *s, const char *key)
+jstr(struct json_object *o, const char *key)
 {
-	char pat[64];
-	const char *p;
+	struct json_object *v;
 
-	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	return (p = strstr(s, pat)) ? p + strlen(pat) : NULL;
-}
-
-static void
-jstr(const char *s, const char *key, char *out, size_t len)
-{
-	const char *p = jfind(s, key);
-	size_t n;
-
-	snprintf(out, len, "-");
-	if (!p || *p != '"')
-		return;
-	n = strcspn(p + 1, "\"");
-	snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), p + 1);
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ?
+	    json_object_get_string(v) : NULL;
 }
 
 static long long
-jnum(const char *s, const char *key)
+jnum(struct json_object *o, const char *key)
 {
-	const char *p = jfind(s, key);
+	struct json_object *v;
 
-	return p ? strtoll(p, NULL, 10) : -1;
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ?
+	    (long long)json_object_get_int64(v) : -1;
+}
+
+/* The array member key of o, or NULL. */
+static struct json_object *
+jarr(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_array) ?
+	    v : NULL;
 }
 
 static void
-print_row(const char *js)
+print_row(struct json_object *js)
 {
-	char name[64], home[64], vs[64], state[32];
 	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
-	const char *p, *v;
+	struct json_object *a, *e;
+	const char *vs, *state = jstr(js, "state");
+	size_t i;
 
-	jstr(js, "name", name, sizeof(name));
-	jstr(js, "home", home, sizeof(home));
 	/* "threads": [{"tid": T, "pid": P, "bound": "vs"|null, ...}, ...] */
-	for (p = strstr(js, "{\"tid\": "); p; p = strstr(p + 1, "{\"tid\": ")) {
-		jstr(p, "bound", vs, sizeof(vs));
-		buf_printf(&bind, "%s%lld:%s", bind.len ? "," : "", jnum(p, "tid"),
-		    strcmp(vs, "-") ? vs : "?");
+	for (a = jarr(js, "threads"), i = 0; a && i < json_object_array_length(a); i++) {
+		e = json_object_array_get_idx(a, i);
+		vs = jstr(e, "bound");
+		buf_printf(&bind, "%s%lld:%s", bind.len ? "," : "", jnum(e, "tid"), vs ? vs : "?");
 	}
 	/* "vs": [{"name": N, "id": I, "served": S, "queued": Q, ...}, ...] */
-	if ((v = strstr(js, "\"vs\": [")))
-		for (p = strstr(v, "{\"name\": "); p; p = strstr(p + 1, "{\"name\": ")) {
-			jstr(p, "name", vs, sizeof(vs));
-			buf_printf(&served, "%s%s=%lld", served.len ? "," : "", vs, jnum(p, "served"));
-			if (jnum(p, "queued") > 0)
-				buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs, jnum(p, "queued"));
-		}
-	jstr(js, "state", state, sizeof(state));
-	printf("%-20s %-10s %7lld %8lld %-12s %-28s %-28s %s\n", name, state, jnum(js, "pid"),
-	    jnum(js, "restarts"), home, bind.p ? bind.p : "-", served.p ? served.p : "-",
-	    queued.p ? queued.p : "-");
+	for (a = jarr(js, "vs"), i = 0; a && i < json_object_array_length(a); i++) {
+		e = json_object_array_get_idx(a, i);
+		vs = jstr(e, "name");
+		buf_printf(&served, "%s%s=%lld", served.len ? "," : "", vs ? vs : "?",
+		    jnum(e, "served"));
+		if (jnum(e, "queued") > 0)
+			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
+			    jnum(e, "queued"));
+	}
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %-28s %-28s %s\n",
+	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
+	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-",
+	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);
 	buf_free(&queued);
+}
+
+/* One supervisor that did not give its status: a line on stderr, or an
+ * entry {"name": ..., "error": ...} in the --json array. */
+static void
+row_error(struct buf *out, int json, const char *file, const char *msg)
+{
+	char name[NAME_MAX + 1];
+
+	snprintf(name, sizeof(name), "%.*s", (int)(strlen(file) - 5), file);	/* NAME.sock */
+	if (!json) {
+		fprintf(stderr, "vsctl: services: %s: %s\n", name, msg);
+		return;
+	}
+	buf_printf(out, "%s{\"name\": ", out->len ? ",\n " : "");
+	buf_json_str(out, name);
+	buf_printf(out, ", \"error\": ");
+	buf_json_str(out, msg);
+	buf_printf(out, "}");
 }
 
 int
 vsctl_services(int argc, char **argv, const char *socket_path, int json)
 {
 	char dir[PATH_MAX], path[PATH_MAX];
+	struct buf out = { 0 };
 	struct dirent *de;
 	DIR *d;
-	int n = 0, i, r;
+	int i, r;
 
 	for (i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = 1;
-		else {
-			fprintf(stderr, "vsctl: services: unexpected argument '%s'; usage: vsctl services [--json]\n", argv[i]);
-			return 2;
-		}
+		else
+			return vsctl_fail(VX_USAGE, "services: unexpected argument '%s'; usage: vsctl "
+					  "services [--json]", argv[i]);
 	}
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
-		return 1;
-	if (json)
-		printf("[");
-	else
+		return vsctl_fail(VX_BADVALUE, "services: the path of %s is too long", socket_path);
+	if (!json)
 		printf("%-20s %-10s %7s %8s %-12s %-28s %-28s %s\n", "NAME", "STATE", "PID",
 		    "RESTARTS", "HOME", "BINDING(TID:VS)", "SERVED", "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };
+			struct json_object *o = NULL, *e;
 			size_t l = strlen(de->d_name);
 
 			if (l < 6 || strcmp(de->d_name + l - 5, ".sock") != 0)
@@ -386,22 +390,26 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 			if (path_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
 				continue;
 			if ((r = gate_status_request(path, "status\n", &b)) == -EACCES) {
-				fprintf(stderr, "vsctl: services: %s: %s\n", de->d_name, strerror(-r));
-			} else if (r == 0 && strncmp(b.p, ERR_PREFIX, sizeof(ERR_PREFIX) - 1) == 0) {
+				row_error(&out, json, de->d_name, strerror(-r));
+			} else if (r == 0 && (!(o = json_tokener_parse(b.p)) ||
+			    !json_object_is_type(o, json_type_object))) {
+				row_error(&out, json, de->d_name, "its status is not a JSON object");
+			} else if (r == 0 && json_object_object_get_ex(o, "error", &e)) {
 				/* a supervisor that will not tell us (status.c) */
-				fprintf(stderr, "vsctl: services: %s: %s\n", de->d_name, b.p);
+				row_error(&out, json, de->d_name, json_object_get_string(e));
+			} else if (r == 0 && json) {
+				buf_printf(&out, "%s%s", out.len ? ",\n " : "", b.p);
 			} else if (r == 0) {
-				if (json)
-					printf("%s%s", n ? ",\n " : "", b.p);
-				else
-					print_row(b.p);
-				n++;
+				print_row(o);
 			}
+			if (o)
+				json_object_put(o);
 			buf_free(&b);
 		}
 		closedir(d);
 	}
 	if (json)
-		printf("]\n");
+		printf("[%s]\n", out.p ? out.p : "");
+	buf_free(&out);
 	return 0;
 }

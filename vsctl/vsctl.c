@@ -8,6 +8,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "lib/exitcode.h"
 #include "lib/privs.h"
 #include "lib/proto.h"
 #include "rules/rules.h"
@@ -17,7 +20,7 @@
 #define DEFAULT_SOCKET	"/run/vsd/vsd.sock"
 
 static const char *socket_path = DEFAULT_SOCKET;
-static int json;
+#define json vsctl_json	/* out.c */
 
 struct optspec {
 	const char *name;	/* --name; the request key has the same name */
@@ -32,32 +35,26 @@ struct cmdspec {
 	const char *usage;
 };
 
+/* Why the connection failed, and its class: no daemon, or no permission. */
 static int
-fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-fail(const char *fmt, ...)
+connect_failed(int r)
 {
-	char msg[1024];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (json) {
-		struct buf b = { 0 };
-
-		buf_printf(&b, "{\"error\": ");
-		buf_json_str(&b, msg);
-		printf("%s}\n", b.p);
-		buf_free(&b);
-		return 1;
-	}
-	fprintf(stderr, "vsctl: %s\n", msg);
-	return 1;
+	if (r == -EACCES || r == -EPERM)
+		return vsctl_fail(VX_PERM, "cannot connect to vsd at %s: %s (the socket is open "
+				  "to root and vsd's --group only)", socket_path, strerror(-r));
+	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK)
+		return vsctl_fail(VX_NODAEMON, "cannot connect to vsd at %s: %s (is vsd running?)",
+				  socket_path, strerror(-r));
+	return vsctl_fail(VX_INTERNAL, "cannot connect to vsd at %s: %s", socket_path,
+			  strerror(-r));
 }
 
-/* Send a request, print the reply; returns the exit status. */
+/*
+ * Send a request, print the reply; returns the exit status: the reply's
+ * status is the error class vsd chose (lib/exitcode.h), not guessed here
+ * from its words. quiet_ok 1: print nothing on success; -1: on success,
+ * the answer replaces *req, unprinted.
+ */
 static int
 call(struct buf *req, int pass_fd, int quiet_ok)
 {
@@ -70,23 +67,38 @@ call(struct buf *req, int pass_fd, int quiet_ok)
 	if ((r = proto_call(socket_path, req, pass_fd, &status, &body, 0)) < 0) {
 		buf_free(&body);
 		if (status == PROTO_STATUS_UNSENT)
-			return fail("cannot connect to vsd at %s: %s (is vsd running?)", socket_path,
-				    strerror(-r));
-		return fail("talking to vsd at %s: %s", socket_path, strerror(-r));
+			return connect_failed(r);
+		return vsctl_fail(VX_INTERNAL, "talking to vsd at %s: %s", socket_path, strerror(-r));
+	}
+	if (status == 0 && quiet_ok < 0) {
+		/* the caller reads the answer itself (list --names) */
+		buf_free(req);
+		*req = body;
+		return 0;
 	}
 	if (status != 0) {
-		if (json) {
-			fputs(body.p, stdout);	/* {"error": ...}, for scripts */
+		if (json && body.p[0] != '{') {
+			/* a refusal before vsd read the request (SO_PEERCRED) is text */
+			while (body.len && body.p[body.len - 1] == '\n')
+				body.p[--body.len] = '\0';
+			vsctl_fail(vx_from_status(status), "%s", body.p);
+		} else if (json) {
+			fputs(body.p, stdout);	/* {"error": ..., "class": ...}, for scripts */
 		} else {
 			fprintf(stderr, "vsctl: %s", body.p);
 			if (body.len == 0 || body.p[body.len - 1] != '\n')
 				fputc('\n', stderr);
 		}
 	} else if (!quiet_ok) {
-		fputs(body.p, stdout);
+		/* under --json every command prints one JSON value, even one
+		 * that has nothing to say (destroy, attach) */
+		if (json && body.len == 0)
+			fputs("{\"ok\": true}\n", stdout);
+		else
+			fputs(body.p, stdout);
 	}
 	buf_free(&body);
-	return status ? 1 : 0;
+	return vx_from_status(status);
 }
 
 static const struct optspec *
@@ -138,20 +150,20 @@ build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used
 				continue;
 			}
 			if (!(o = find_opt(c, a + 2, len)))
-				return fail("%s: unknown option '%s'", c->name, a);
+				return vsctl_fail(VX_USAGE, "%s: unknown option '%s'", c->name, a);
 			if (given & (1u << (o - c->opts)))
-				return fail("%s: option --%s given twice", c->name, o->name);
+				return vsctl_fail(VX_USAGE, "%s: option --%s given twice", c->name, o->name);
 			given |= 1u << (o - c->opts);
 			if (!o->has_arg) {
 				if (eq)
-					return fail("%s: option --%s takes no value", c->name, o->name);
+					return vsctl_fail(VX_USAGE, "%s: option --%s takes no value", c->name, o->name);
 				proto_addf(req, "%s=1", o->name);
 			} else if (eq) {
 				proto_addf(req, "%s=%s", o->name, eq + 1);
 			} else if (i + 1 < argc) {
 				proto_addf(req, "%s=%s", o->name, argv[++i]);
 			} else {
-				return fail("%s: option --%s needs a value", c->name, o->name);
+				return vsctl_fail(VX_USAGE, "%s: option --%s needs a value", c->name, o->name);
 			}
 			continue;
 		}
@@ -160,16 +172,16 @@ build(const struct cmdspec *c, int argc, char **argv, struct buf *req, int *used
 		} else if (rest_pids) {
 			proto_addf(req, "pid=%s", a);
 		} else if (!used) {
-			return fail("%s: unexpected argument '%s'", c->name, a);
+			return vsctl_fail(VX_USAGE, "%s: unexpected argument '%s'", c->name, a);
 		} else {
 			break;
 		}
 		npos++;
 	}
 	if (want_name && !opt_name && npos == 0)
-		return fail("%s: no VS name given; usage: vsctl %s", c->name, c->usage);
+		return vsctl_fail(VX_USAGE, "%s: no VS name given; usage: vsctl %s", c->name, c->usage);
 	if (rest_pids && npos < 2)
-		return fail("%s: no pid given; usage: vsctl %s", c->name, c->usage);
+		return vsctl_fail(VX_USAGE, "%s: no pid given; usage: vsctl %s", c->name, c->usage);
 	if (used)
 		*used = i;
 	return 0;
@@ -238,35 +250,77 @@ do_exec(const struct cmdspec *c, int argc, char **argv)
 	}
 	if (used >= argc) {
 		buf_free(&req);
-		return fail("exec: no command given; usage: vsctl %s", c->usage);
+		return vsctl_fail(VX_USAGE, "exec: no command given; usage: vsctl %s", c->usage);
 	}
 	if (group && !user) {
 		buf_free(&req);
-		return fail("exec: --group needs --user");
+		return vsctl_fail(VX_USAGE, "exec: --group needs --user");
 	}
 	if (user && privs_resolve(user, group, &pu, err, sizeof(err)) < 0) {
 		buf_free(&req);
-		return fail("exec: %s", err);
+		return vsctl_fail(VX_NOTFOUND, "exec: %s", err);
 	}
 	if (user && geteuid() != 0) {
 		buf_free(&req);
-		return fail("exec: --user needs root");
+		return vsctl_fail(VX_PERM, "exec: --user needs root");
 	}
 	buf_reset(&req);
 	proto_add(&req, "exec-self");
 	proto_addf(&req, "name=%s", exec_name(argc, argv));
 	if ((pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0)) < 0)
-		return fail("exec: pidfd_open: %s", strerror(errno));
+		return vsctl_fail(VX_INTERNAL, "exec: pidfd_open: %s", strerror(errno));
 	r = call(&req, pidfd, 1);
 	close(pidfd);
 	buf_free(&req);
 	if (r != 0)
 		return r;
 	if (user && privs_become(&pu, err, sizeof(err)) < 0)
-		return fail("exec: %s", err);
+		return vsctl_fail(VX_INTERNAL, "exec: %s", err);
 	execvp(argv[used], &argv[used]);
 	fprintf(stderr, "vsctl: exec: %s: %s\n", argv[used], strerror(errno));
 	return errno == ENOENT ? 127 : 126;
+}
+
+/*
+ * list [--json | --names]: --names prints one VS name a line (for shell
+ * completion and scripts), read from list's JSON with json-c.
+ */
+static int
+do_list(const struct cmdspec *c, int argc, char **argv)
+{
+	struct json_object *a, *v;
+	struct buf req = { 0 };
+	int i, names = 0, r;
+	size_t k;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--names") == 0)
+			names = 1;
+		else if (strcmp(argv[i], "--json") != 0)
+			return vsctl_fail(VX_USAGE, "list: unexpected argument '%s'; usage: vsctl %s",
+					  argv[i], c->usage);
+	}
+	if (!names)
+		return do_remote(c, argc, argv);
+	if (json)
+		return vsctl_fail(VX_USAGE, "list: --names or --json, not both");
+	proto_add(&req, "list");
+	proto_add(&req, "json=1");
+	if ((r = call(&req, -1, -1)) != 0) {
+		buf_free(&req);
+		return r;
+	}
+	if (!(a = json_tokener_parse(req.p)) || !json_object_is_type(a, json_type_array)) {
+		buf_free(&req);
+		json_object_put(a);
+		return vsctl_fail(VX_INTERNAL, "list: vsd's answer is not a JSON array");
+	}
+	for (k = 0; k < json_object_array_length(a); k++)
+		if (json_object_object_get_ex(json_object_array_get_idx(a, k), "name", &v))
+			printf("%s\n", json_object_get_string(v));
+	json_object_put(a);
+	buf_free(&req);
+	return 0;
 }
 
 /* The accept gate's commands parse their own arguments (vsctl/run.c). */
@@ -304,9 +358,10 @@ do_service(const struct cmdspec *c, int argc, char **argv)
 	}
 	if (argc != 2 || (strcmp(argv[0], "start") != 0 && strcmp(argv[0], "stop") != 0 &&
 	    strcmp(argv[0], "restart") != 0))
-		return fail("service: usage: vsctl %s", c->usage);
+		return vsctl_fail(VX_USAGE, "service: usage: vsctl %s", c->usage);
 	if (!vs_name_valid(argv[1]))
-		return fail("service: bad service name '%s': it %s", argv[1], vs_name_why(argv[1]));
+		return vsctl_fail(VX_BADVALUE, "service: bad service name '%s': it %s", argv[1],
+				  vs_name_why(argv[1]));
 	proto_add(&req, "service");
 	proto_addf(&req, "action=%s", argv[0]);
 	proto_addf(&req, "name=%s", argv[1]);
@@ -339,20 +394,20 @@ do_apply(const struct cmdspec *c, int argc, char **argv)
 		else if (strcmp(argv[i], "--json") == 0)
 			json = 1;
 		else if (argv[i][0] == '-' && argv[i][1])
-			return fail("apply: unknown option '%s'", argv[i]);
+			return vsctl_fail(VX_USAGE, "apply: unknown option '%s'", argv[i]);
 		else if (file)
-			return fail("apply: one rule file at a time ('%s' is extra)", argv[i]);
+			return vsctl_fail(VX_USAGE, "apply: one rule file at a time ('%s' is extra)", argv[i]);
 		else
 			file = argv[i];
 	}
 	if (!file)
-		return fail("apply: no rule file given; usage: vsctl %s", c->usage);
+		return vsctl_fail(VX_USAGE, "apply: no rule file given; usage: vsctl %s", c->usage);
 	/* links left in: vsd checks who owns each (vsrules(5), SECURITY) */
 	if (!(abs = path_absolute(file)) || access(abs, F_OK) < 0) {
 		int e = errno;
 
 		free(abs);
-		return fail("apply: %s: %s", file, strerror(e));
+		return vsctl_fail(vx_from_errno(e), "apply: %s: %s", file, strerror(e));
 	}
 	proto_add(&req, "apply");
 	proto_addf(&req, "path=%s", abs);
@@ -388,7 +443,7 @@ static const struct cmdspec cmds[] = {
 	  "[--tos TOS|--dscp DSCP|none] [--mark N|none] [--priority N|none] "
 	  "[--net-share P%|none] [--net-max RATE|none] [--dev IFACE] [--dev-rate RATE]" },
 	{ "destroy", do_remote, "name", destroy_opts, "destroy NAME [--force]" },
-	{ "list", do_remote, "", NULL, "list [--json]" },
+	{ "list", do_list, "", NULL, "list [--json|--names]" },
 	{ "show", do_remote, "name", NULL, "show NAME [--json]" },
 	{ "attach", do_remote, "name pid...", NULL, "attach NAME PID..." },
 	{ "exec", do_exec, "name", exec_opts,
@@ -411,16 +466,84 @@ usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: vsctl [--socket PATH] [--json] COMMAND [ARGS]\n\ncommands:\n");
+	fprintf(f, "usage: vsctl [--socket PATH] [--json] COMMAND [ARGS]\n"
+		   "       vsctl help [COMMAND] | COMMAND --help | --version\n\ncommands:\n");
 	for (i = 0; i < ARRAY_SIZE(cmds); i++)
 		fprintf(f, "  vsctl %s\n", cmds[i].usage);
+	fprintf(f, "  vsctl help [COMMAND]\n");
+}
+
+static const struct cmdspec *
+find_cmd(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cmds); i++)
+		if (strcmp(name, cmds[i].name) == 0)
+			return &cmds[i];
+	return NULL;
+}
+
+/* vsctl help [CMD] */
+static int
+help(int argc, char **argv)
+{
+	const struct cmdspec *c;
+	const char *name = NULL;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			continue;	/* main() saw it: it shapes errors */
+		if (name)
+			return vsctl_fail(VX_USAGE, "help: one command at a time");
+		name = argv[i];
+	}
+	if (!name && json) {
+		struct buf b = { 0 };
+
+		/* {"commands": [{"command": ..., "usage": ...}, ...]} */
+		buf_printf(&b, "{\"commands\": [");
+		for (i = 0; i < (int)ARRAY_SIZE(cmds); i++) {
+			buf_printf(&b, "%s{\"command\": \"%s\", \"usage\": ", i ? ", " : "",
+				   cmds[i].name);
+			buf_json_str(&b, cmds[i].usage);
+			buf_printf(&b, "}");
+		}
+		buf_printf(&b, "]}\n");
+		fputs(b.p ? b.p : "", stdout);
+		buf_free(&b);
+		return 0;
+	}
+	if (!name) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(name, "help") == 0)
+		return vsctl_help("help", "help [COMMAND]", stdout);
+	if (!(c = find_cmd(name)))
+		return vsctl_fail(VX_USAGE, "help: unknown command '%s' (vsctl help lists them)",
+				  name);
+	return vsctl_help(c->name, c->usage, stdout);
+}
+
+/* CMD --help (or -h) before "--": the command's help, and nothing else runs. */
+static int
+wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return 1;
+	return 0;
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *env = getenv("VSD_SOCKET");
-	size_t i;
+	const struct cmdspec *cmd;
 	int a = 1, c;
 
 	if (env && *env)
@@ -436,24 +559,29 @@ main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		} else if (strcmp(argv[a], "--version") == 0) {
-			printf("vsctl %s\n", PACKAGE_VERSION);
+			if (json)
+				printf("{\"name\": \"vsctl\", \"version\": \"%s\"}\n", PACKAGE_VERSION);
+			else
+				printf("vsctl %s\n", PACKAGE_VERSION);
 			return 0;
 		} else {
 			usage(stderr);
-			return 2;
+			return vsctl_fail(VX_USAGE, "unknown option '%s'", argv[a]);
 		}
 	}
 	if (a == argc) {
 		usage(stderr);
-		return 2;
+		return VX_USAGE;
 	}
 	/* --json anywhere before "--" also shapes the errors found while parsing. */
 	for (c = a; c < argc && strcmp(argv[c], "--") != 0; c++)
 		if (strcmp(argv[c], "--json") == 0)
 			json = 1;
-	for (i = 0; i < ARRAY_SIZE(cmds); i++)
-		if (strcmp(argv[a], cmds[i].name) == 0)
-			return cmds[i].fn(&cmds[i], argc - a - 1, argv + a + 1);
-	fail("unknown command '%s' (vsctl --help lists them)", argv[a]);
-	return 2;
+	if (strcmp(argv[a], "help") == 0)
+		return help(argc - a - 1, argv + a + 1);
+	if (!(cmd = find_cmd(argv[a])))
+		return vsctl_fail(VX_USAGE, "unknown command '%s' (vsctl help lists them)", argv[a]);
+	if (wants_help(argc - a - 1, argv + a + 1))
+		return vsctl_help(cmd->name, cmd->usage, stdout);
+	return cmd->fn(cmd, argc - a - 1, argv + a + 1);
 }

@@ -3,6 +3,8 @@
 #ifndef VSD_VSCTL_H
 #define VSD_VSCTL_H
 
+#include <stdio.h>
+
 /* run.c: `vsctl run` and `vsctl services`, the client side of the accept
  * gate. Supervisors put their status sockets in <dir of the vsd socket>/gates. */
 #define GATE_STATUS_SUBDIR	"gates"
@@ -19,10 +21,22 @@ int gate_status_request(const char *path, const char *cmd, struct buf *b);
 int vsctl_top(int argc, char **argv, const char *socket_path);
 
 /*
- * check.c: `vsctl check [--dump] [--quiet] FILE`, offline: argv[0] is the
- * command name. Prints the errors on stderr; returns the exit status
- * (0 ok, 1 errors, 2 usage).
+ * check.c: `vsctl check [--dump] [--quiet] [--json] FILE`, offline: argv[0]
+ * is the command name. Returns the exit status (lib/exitcode.h): 0, or
+ * VX_BADVALUE for a file with errors, VX_USAGE...
  */
 int vsctl_check(int argc, char **argv);
+
+/*
+ * out.c: how vsctl reports. vsctl_json: --json was given. vsctl_fail prints
+ * the message (stderr, or a JSON error object on stdout under --json) and
+ * returns vx, the exit status (lib/exitcode.h); vsctl_fail_lines adds the
+ * lines of a longer report (one error per line). vsctl_help prints the
+ * usage line and help of one command.
+ */
+extern int vsctl_json;
+int vsctl_fail(int vx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int vsctl_fail_lines(int vx, const char *msg, const char *lines);
+int vsctl_help(const char *cmd, const char *usage, FILE *f);
 
 #endif

@@ -262,6 +262,7 @@ make_plan(struct vsd *d, const struct rules *rs, unsigned flags, struct plan *p,
 		}
 		s->vs = vs;
 		s->old = vs->lim;
+		s->gold = vs->gate;
 	}
 	if (net_admit_plan(d, rs, nw, flags & APPLY_PRUNE, errs) < 0)
 		nerr++;
@@ -429,7 +430,6 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 {
 	static const char *const done[] = { "updated", "created", "destroyed" };
 	size_t i, count[3] = { 0, 0, 0 };
-	char a[16], b[16];
 	int k;
 
 	for (i = 0; i < p->n; i++)
@@ -451,7 +451,19 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 			}
 			buf_printf(out, "]");
 		}
-		buf_printf(out, ", \"unchanged\": %zu, \"services\": [", p->unchanged);
+		/* each VS's fields, old -> new; null: none (a create's old, a destroy's new) */
+		buf_printf(out, ", \"changes\": [");
+		for (i = 0; i < p->n; i++) {
+			const struct step *s = &p->v[i];
+
+			buf_printf(out, "%s{\"name\": ", i ? ", " : "");
+			buf_json_str(out, s->name);
+			buf_printf(out, ", \"action\": \"%s\", \"drifted\": %d, \"fields\": ",
+				   kind_name[s->kind], s->drifted);
+			apply_diff(&s->old, &s->gold, &s->want, &s->gwant, DIFF_JSON, out);
+			buf_printf(out, "}");
+		}
+		buf_printf(out, "], \"unchanged\": %zu, \"services\": [", p->unchanged);
 		{
 			const char *l = svc->p;
 			int first = 1;
@@ -475,11 +487,10 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 
 		buf_printf(out, "%s %s", flags & APPLY_DRY_RUN ? kind_name[s->kind] :
 			   done[s->kind], s->name);
-		if (s->kind != S_DESTROY && s->old.cpu != s->want.cpu)
-			buf_printf(out, " cpu %s%s%s", s->kind == S_UPDATE ?
-				   fmt_percent(s->old.cpu, a, sizeof(a)) : "",
-				   s->kind == S_UPDATE ? " -> " : "",
-				   fmt_percent(s->want.cpu, b, sizeof(b)));
+		/* "update www1 cpu 5% -> 8%, mem 256M -> 1536M"; a create's new values */
+		if (s->kind != S_DESTROY)
+			apply_diff(&s->old, &s->gold, &s->want, &s->gwant,
+				   s->kind == S_UPDATE ? DIFF_OLD : 0, out);
 		if (s->kind == S_UPDATE && s->drifted)
 			buf_printf(out, " (%d limit file%s had drifted: all written again)",
 				   s->drifted, s->drifted == 1 ? "" : "s");

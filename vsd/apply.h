@@ -39,6 +39,19 @@ void applied_gatetable(const struct vsd *d, struct buf *out);
 int cmd_gaterules(struct vsd *d, const struct request *req, struct reply *rep);
 
 int cmd_apply(struct vsd *d, const struct request *req, struct reply *rep);
+
+/*
+ * apply-diff.c: each field (cpu, cpu-max, mem, pids, tos, mark, priority)
+ * that differs between old and new, as text (" cpu 5% -> 8%, mem none ->
+ * 1536M"; without DIFF_OLD only the new values) or as a JSON object
+ * ({"cpu": {"old": 5, "new": 8}, ...}, the names of vsctl show --json).
+ */
+#include "lib/vs.h"
+#define DIFF_OLD	(1 << 0)	/* text: "old -> new", not only new */
+#define DIFF_JSON	(1 << 1)
+void apply_diff(const struct vs_limits *old, const struct gate_socket_cfg *gold,
+		const struct vs_limits *new, const struct gate_socket_cfg *gnew, int flags,
+		struct buf *out);
 int cmd_reload(struct vsd *d, const struct request *req, struct reply *rep);
 
 #endif

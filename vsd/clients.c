@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/exitcode.h"
 #include "lib/log.h"
 #include "lib/util.h"
 #include "vsd.h"
@@ -91,7 +92,7 @@ reply(struct ctl_set *cs, struct ctl_client *c)
 	proto_rx_free(&c->rx);
 	if (c->out.oom) {
 		buf_reset(&c->out);
-		control_error(&c->out, 0, "out of memory");
+		control_error(&c->out, 0, VX_INTERNAL, "out of memory");
 	}
 	c->off = 0;
 	phase_start(cs, c);
@@ -105,7 +106,7 @@ cut_off(struct ctl_client *c, const char *why)
 {
 	log_debug("control: client pid %d uid %u: %s", (int)c->cr.pid, (unsigned)c->cr.uid, why);
 	if (c->out.len == 0) {
-		control_error(&c->out, 0, why);
+		control_error(&c->out, 0, VX_INTERNAL, why);
 		flush(c);
 	}
 	drop(c);
@@ -125,7 +126,7 @@ on_readable(struct vsd *d, struct ctl_client *c)
 		return;
 	if (r == -EBADMSG) {
 		log_debug("malformed request from pid %d: %s", (int)c->cr.pid, why);
-		control_error(&c->out, 0, why);
+		control_error(&c->out, 0, VX_USAGE, why);
 	} else if (r == 0) {
 		t0 = mono_ns();
 		control_run(d, &req, &c->cr, &c->out);

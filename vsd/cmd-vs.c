@@ -173,25 +173,6 @@ reply_vs(struct vsd *d, struct vs *vs, struct reply *rep, const char *when)
 	return 0;
 }
 
-static const char *
-fmt_size(uint64_t v, char *buf, size_t len)
-{
-	static const char units[] = "KMGT";
-	int u = -1;
-
-	if (v == 0)
-		return "-";
-	while (v >= 1024 && v % 1024 == 0 && u < 3) {
-		v /= 1024;
-		u++;
-	}
-	if (u < 0)
-		snprintf(buf, len, "%" PRIu64, v);
-	else
-		snprintf(buf, len, "%" PRIu64 "%c", v, units[u]);
-	return buf;
-}
-
 /* One row of list and show; its status says "drift" if a limit drifted. */
 static void
 vs_row(struct vsd *d, struct vs *vs, struct buf *b, const char *when, struct vs_drift *dr)
@@ -210,7 +191,7 @@ vs_row(struct vsd *d, struct vs *vs, struct buf *b, const char *when, struct vs_
 	buf_printf(b, "%-31s %7s %7s %7s %8s %5zu %10.2f %s\n", vs->name,
 		   fmt_percent(vs->lim.cpu, cpu, sizeof(cpu)),
 		   vs->lim.cpu_max ? fmt_percent(vs->lim.cpu_max, cap, sizeof(cap)) : "-",
-		   fmt_size(vs->lim.mem_max, mem, sizeof(mem)),
+		   vs->lim.mem_max ? fmt_size(vs->lim.mem_max, mem, sizeof(mem)) : "-",
 		   vs->lim.pids_max ? pids : "-", n, (double)u.cpu_usec / 1e6,
 		   vs->status != VS_OK ? "missing" : drift_check(d, vs, dr, when) ? "drift" : "ok");
 }

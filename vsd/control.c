@@ -12,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/exitcode.h"
 #include "lib/log.h"
 #include "lib/usock.h"
 #include "apply.h"
@@ -74,7 +75,11 @@ reply_err(struct reply *rep, int r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(rep->err, sizeof(rep->err), fmt, ap);
 	va_end(ap);
-	return r < 0 ? r : -EINVAL;
+	r = r < 0 ? r : -EINVAL;
+	/* the first error decides; a handler may have set a sharper class */
+	if (!rep->vx)
+		rep->vx = vx_from_errno(r);
+	return r;
 }
 
 int
@@ -101,18 +106,34 @@ control_listen(const char *path, gid_t group)
 }
 
 void
-control_error(struct buf *out, int json, const char *msg)
+control_error(struct buf *out, int json, int vx, const char *msg)
 {
 	struct buf b = { 0 };
 
+	if (vx <= VX_OK || vx > VX_MAX)
+		vx = VX_INTERNAL;
 	if (json) {
+		/* the same object vsctl writes for its own errors (vsctl/out.c); a
+		 * longer report (apply's check errors) is its first line, then
+		 * "errors", one string per line */
+		const char *nl = strchr(msg, '\n');
+		struct buf first = { 0 };
+
+		buf_add(&first, msg, nl ? (size_t)(nl - msg) : strlen(msg));
 		buf_printf(&b, "{\"error\": ");
-		buf_json_str(&b, msg);
+		buf_json_str(&b, first.p);
+		buf_free(&first);
+		buf_printf(&b, ", \"class\": \"%s\", \"exit\": %d", vx_name(vx), vx);
+		if (nl && nl[1]) {
+			buf_printf(&b, ", \"errors\": ");
+			buf_json_lines(&b, nl + 1);
+		}
 		buf_printf(&b, "}\n");
 	} else {
 		buf_printf(&b, "%s\n", msg);
 	}
-	proto_reply_frame(out, 1, b.p ? b.p : "", b.len);
+	/* the status word is the error class: the client exits with it */
+	proto_reply_frame(out, (unsigned)vx, b.p ? b.p : "", b.len);
 	buf_free(&b);
 }
 
@@ -122,7 +143,7 @@ control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out)
 	if (usock_peer_allowed(fd, d->group, cr))
 		return 0;
 	log_warnx("refused a client with uid %u", (unsigned)cr->uid);
-	control_error(out, 0, "permission denied: only root may talk to vsd");
+	control_error(out, 0, VX_PERM, "permission denied: only root may talk to vsd");
 	return -EACCES;
 }
 
@@ -141,10 +162,12 @@ control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct b
 			continue;
 		if (cmds[i].shown)
 			rep.cmd = cmds[i].shown;
-		if ((r = proto_check_keys(req, cmds[i].keys, cmds[i].repeat, &why)) < 0)
+		if ((r = proto_check_keys(req, cmds[i].keys, cmds[i].repeat, &why)) < 0) {
+			rep.vx = VX_USAGE;	/* a key the command does not take */
 			reply_err(&rep, r, "%s: %s", rep.cmd, why);
-		else
+		} else {
 			r = cmds[i].fn(d, req, &rep);
+		}
 		/* a dry run changes nothing */
 		if (cmds[i].change && !req_flag(req, "dry-run"))
 			log_change(req, cr, r, &rep);
@@ -153,19 +176,21 @@ control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct b
 	if (i == ARRAY_SIZE(cmds))
 		reply_err(&rep, -ENOSYS, "unknown command '%.64s'", req->argv[0]);
 	if (r < 0) {
+		if (!rep.vx)
+			rep.vx = vx_from_errno(r);
 		if (!rep.err[0] && rep.out.len && !rep.out.oom) {
 			/* a handler with more to say than one line (apply's check errors) */
-			control_error(out, rep.json, rep.out.p);
+			control_error(out, rep.json, rep.vx, rep.out.p);
 			buf_free(&rep.out);
 			return;
 		}
 		if (!rep.err[0])
 			snprintf(rep.err, sizeof(rep.err), "%s: %s", rep.cmd, strerror(-r));
-		control_error(out, rep.json, rep.err);
+		control_error(out, rep.json, rep.vx, rep.err);
 	} else if (rep.out.oom || proto_reply_frame(out, 0, rep.out.p ? rep.out.p : "",
 						    rep.out.len) < 0) {
 		buf_reset(out);
-		control_error(out, rep.json, "out of memory");
+		control_error(out, rep.json, VX_INTERNAL, "out of memory");
 	}
 	buf_free(&rep.out);
 }

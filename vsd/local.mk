@@ -25,14 +25,15 @@ vsd_vsd_SOURCES = \
 	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/netshare.c vsd/netshare.h \
-	vsd/apply.c vsd/apply.h vsd/applied.c \
+	vsd/apply.c vsd/apply.h vsd/applied.c vsd/apply-diff.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/remote.c vsd/remote.h \
 	vsd/scope.c vsd/scope.h \
 	vsd/sd-notify.c vsd/sd-notify.h \
 	vsd/features.c vsd/features.h
-vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATENET_LIBS) $(GATESOCKET_LIBS) $(LIBNFTABLES_LIBS)
+vsd_vsd_CFLAGS = $(AM_CFLAGS) $(JSONC_CFLAGS)
+vsd_vsd_LDADD = vsd/libregistry.a rules/librules.a $(GATENET_LIBS) $(GATESOCKET_LIBS) $(LIBNFTABLES_LIBS) $(JSONC_LIBS)
 
 # The systemd unit, in --with-systemdsystemunitdir (configure.ac).
 systemdsystemunit_DATA = vsd/vsd.service

@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "lib/log.h"
 #include "rules/rules.h"
 #include "scope.h"
@@ -113,13 +115,23 @@ ask(const struct vsd *d, const char *name, const char *cmd, struct buf *out)
 }
 
 long long
-svc_json_num(const char *js, const char *key)
+svc_status_pid(const char *js, int *managed)
 {
-	char pat[64];
-	const char *p;
+	struct json_object *o, *v;
+	long long pid = -1;
 
-	snprintf(pat, sizeof(pat), "\"%s\": ", key);
-	return js && (p = strstr(js, pat)) ? strtoll(p + strlen(pat), NULL, 10) : -1;
+	*managed = 0;
+	if (!js || !(o = json_tokener_parse(js)))
+		return -1;
+	if (json_object_is_type(o, json_type_object)) {
+		if (json_object_object_get_ex(o, "supervisor", &v) &&
+		    json_object_is_type(v, json_type_int))
+			pid = json_object_get_int64(v);
+		*managed = json_object_object_get_ex(o, "managed", &v) &&
+		    json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v);
+	}
+	json_object_put(o);
+	return pid;
 }
 
 static struct svc *
@@ -409,18 +421,18 @@ adopt(struct vsd *d, struct svc *s)
 {
 	struct buf a = { 0 }, b = { 0 };
 	long long spid, spid2;
-	int fd = -1, r = -ESRCH;
+	int fd = -1, r = -ESRCH, managed;
 
 	if (ask(d, s->name, "status", &a) < 0 || !a.p)
 		goto out;
-	spid = svc_json_num(a.p, "supervisor");
-	if (!strstr(a.p, "\"managed\": true") || spid <= 0) {
+	spid = svc_status_pid(a.p, &managed);
+	if (!managed || spid <= 0) {
 		r = -EEXIST;	/* started by hand */
 		goto out;
 	}
 	if ((fd = pidfd_open((pid_t)spid, 0)) < 0)
 		goto out;
-	if (ask(d, s->name, "status", &b) < 0 || (spid2 = svc_json_num(b.p, "supervisor")) != spid) {
+	if (ask(d, s->name, "status", &b) < 0 || (spid2 = svc_status_pid(b.p, &managed)) != spid) {
 		close(fd);
 		goto out;
 	}

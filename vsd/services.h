@@ -108,8 +108,12 @@ void svc_free(struct vsd *d);
 int svc_status_path(const struct vsd *d, const char *name, char *buf, size_t len);
 int svc_status_connect(const struct vsd *d, const char *name);
 int svc_status_request(int fd, const char *cmd, struct buf *out);
-/* The number after "key" in a supervisor's status JSON (status.c), -1 if none. */
-long long svc_json_num(const char *js, const char *key);
+/*
+ * A supervisor's status (gates/accept/status.c), parsed (json-c): its
+ * supervisor pid, or -1 if the text is not a status object or lacks it;
+ * *managed: its "managed" member is true (vsd started it).
+ */
+long long svc_status_pid(const char *js, int *managed);
 
 /* "service start|stop|restart NAME" */
 int cmd_service(struct vsd *d, const struct request *req, struct reply *rep);

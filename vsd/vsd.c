@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "gate-vs.h"
+#include "lib/exitcode.h"
 #include "lib/log.h"
 #include "apply.h"
 #include "drift.h"
@@ -39,7 +40,7 @@ usage(FILE *f)
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
 		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
 		   "           [--metrics-file PATH.prom [--metrics-interval SECONDS]]\n"
-		   "       vsd --check\n");
+		   "       vsd --check | --version | --help\n");
 }
 
 /* The directory the control socket goes in (/run/vsd), made if missing. */
@@ -71,7 +72,7 @@ lock_state_dir(const char *dir)
 		fatal("open %s", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
-			fatalx("another vsd is running with state directory %s", dir);
+			fatalx_status(VX_CONFLICT, "another vsd is running with state directory %s", dir);
 		fatal("lock %s", path);
 	}
 	return fd;
@@ -304,6 +305,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		{ "check", no_argument, NULL, 'C' },
 		{ "metrics-file", required_argument, NULL, 'M' },
 		{ "metrics-interval", required_argument, NULL, 'I' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -321,12 +323,13 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		case 'C': o->check = 1; break;
 		case 'M': o->metrics_file = optarg; break;
 		case 'I': o->metrics_interval = optarg; break;
-		default: usage(stderr); return 2;
+		case 'V': printf("vsd %s\n", PACKAGE_VERSION); return 0;
+		default: usage(stderr); return VX_USAGE;
 		}
 	}
 	if (optind != argc) {
 		usage(stderr);
-		return 2;
+		return VX_USAGE;
 	}
 	return -1;
 }
@@ -378,7 +381,7 @@ apply_rules_at_start(struct vsd *d, const char *path, const char *given)
 		fputs(errs.p ? errs.p : "", stderr);
 		unlink_socket(d->socket_path);
 		release_empty(d);
-		fatalx("--rules %s: refused, nothing changed", given);
+		fatalx_status(VX_BADVALUE, "--rules %s: refused, nothing changed", given);
 	}
 	buf_free(&out);
 	buf_free(&errs);
@@ -397,21 +400,21 @@ start_up(struct vsd *d, const struct options *o)
 	int r, lfd;
 
 	if (!vs_name_valid(o->root))
-		fatalx("--cgroup-root '%s' %s", o->root, vs_name_why(o->root));
+		fatalx_status(VX_BADVALUE, "--cgroup-root '%s' %s", o->root, vs_name_why(o->root));
 	if (o->group) {
 		struct group *gr = getgrnam(o->group);
 
 		if (!gr)
-			fatalx("--group %s: no such group", o->group);
+			fatalx_status(VX_NOTFOUND, "--group %s: no such group", o->group);
 		d->group = gr->gr_gid;
 	}
 	metrics_options(d, o);
 	if (geteuid() != 0)
-		fatalx("must run as root");
+		fatalx_status(VX_PERM, "must run as root");
 	/* absolute: reload must find it after daemon() changed to /; links
 	 * left in, for the loader to check each (vsrules(5), SECURITY) */
 	if (o->rules && (!(rules_abs = path_absolute(o->rules)) || access(rules_abs, F_OK) < 0))
-		fatal("--rules %s", o->rules);
+		fatalx_status(vx_from_errno(errno), "--rules %s: %s", o->rules, strerror(errno));
 
 	lock_state_dir(d->state_dir);
 	if ((r = cg_init(&d->cg, "/sys/fs/cgroup", "/proc/self/cgroup", o->root)) < 0)
@@ -422,7 +425,8 @@ start_up(struct vsd *d, const struct options *o)
 	if ((r = mkdir_parent(d->socket_path, 0755)) < 0)
 		fatalx("cannot create the directory of %s: %s", d->socket_path, strerror(-r));
 	if ((lfd = control_listen(d->socket_path, d->group)) < 0)
-		fatalx("cannot listen on %s: %s", d->socket_path, strerror(-lfd));
+		fatalx_status(lfd == -EADDRINUSE ? VX_CONFLICT : VX_INTERNAL, "cannot listen on %s: %s",
+			      d->socket_path, strerror(-lfd));
 	open_socket_gate(d, o->root);
 	/* After the socket and the gate: a vsd that cannot serve makes no scope. */
 	place_tree(d, o->root);

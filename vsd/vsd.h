@@ -62,9 +62,11 @@ struct reply {
 	uid_t		 peer_uid;
 	const char	*cmd;		/* the command as messages name it: "exec", not
 					 * the protocol's "exec-self" */
+	int		 vx;		/* error class (lib/exitcode.h); 0: from the errno */
 };
 
-/* Record a one-line error for the client; returns r (a -errno). */
+/* Record a one-line error for the client; returns r (a -errno). The reply's
+ * error class comes from r (vx_from_errno) unless rep->vx was set first. */
 int reply_err(struct reply *rep, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 typedef int (*cmd_fn)(struct vsd *d, const struct request *req, struct reply *rep);
@@ -96,8 +98,9 @@ int control_listen(const char *path, gid_t group);
 int control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out);
 /* Run one request; its reply, framed, is appended to out. */
 void control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct buf *out);
-/* An error reply (text, or JSON if json), framed, appended to out. */
-void control_error(struct buf *out, int json, const char *msg);
+/* An error reply (text, or JSON if json) of class vx (lib/exitcode.h), framed,
+ * appended to out; the reply's status is vx. */
+void control_error(struct buf *out, int json, int vx, const char *msg);
 
 /* clients.c: the connections, served from vsd's poll loop */
 struct pollfd;

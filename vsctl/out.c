@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * How vsctl reports: errors (a line on stderr, or with --json an object on
+ * stdout, so that a script reads one stream and gets either its answer or
+ * an error it can parse) with the exit status of their class
+ * (lib/exitcode.h), and the help texts of `vsctl help [CMD]` and `CMD --help`.
+ */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "lib/buf.h"
+#include "lib/exitcode.h"
+#include "lib/util.h"
+#include "vsctl.h"
+
+int vsctl_json;
+
+/* {"error": MSG, "class": "...", "exit": N[, "errors": [LINE, ...]]} */
+static void
+json_error(struct buf *b, int vx, const char *msg, const char *lines)
+{
+	buf_printf(b, "{\"error\": ");
+	buf_json_str(b, msg);
+	buf_printf(b, ", \"class\": \"%s\", \"exit\": %d", vx_name(vx), vx);
+	if (lines) {
+		buf_printf(b, ", \"errors\": ");
+		buf_json_lines(b, lines);
+	}
+	buf_printf(b, "}\n");
+}
+
+int
+vsctl_fail_lines(int vx, const char *msg, const char *lines)
+{
+	if (vsctl_json) {
+		struct buf b = { 0 };
+
+		json_error(&b, vx, msg, lines);
+		fputs(b.p ? b.p : "", stdout);
+		buf_free(&b);
+	} else {
+		fprintf(stderr, "vsctl: %s\n", msg);
+		if (lines)
+			fputs(lines, stderr);
+	}
+	return vx;
+}
+
+int
+vsctl_fail(int vx, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return vsctl_fail_lines(vx, msg, NULL);
+}
+
+/* What `vsctl help CMD` says beyond the usage line; kept short, vsctl(8) has the rest. */
+static const struct {
+	const char *name, *text;
+} helps[] = {
+	{ "create", "Create a VS with a guaranteed CPU share and optional limits.\n"
+	  "  --cpu P%        guaranteed share of the machine (required); all VSs <= 100%\n"
+	  "  --cpu-max P%    hard cap, of the whole machine\n"
+	  "  --mem SIZE      memory limit: 512M, 1.5G, 64KiB (powers of 1024)\n"
+	  "  --pids N        most processes and threads, 1 to 4194304\n"
+	  "  --tos, --dscp, --mark, --priority   the socket gate's settings\n" },
+	{ "set", "Change a VS's limits in place; 'none' removes an optional one.\n" },
+	{ "destroy", "Remove a VS. With processes in it, --force kills them.\n" },
+	{ "list", "List the VSs: limits, processes, CPU time, status.\n" },
+	{ "show", "Show one VS: limits, cgroups, drift, socket gate.\n" },
+	{ "attach", "Move running processes (by pid) into a VS.\n" },
+	{ "exec", "Run a command inside a VS; vsctl exits with its status.\n" },
+	{ "conns", "List the connections the socket gate records, of one VS or all.\n" },
+	{ "run", "Run a shared service under the accept gate (see vsctl-run(8)).\n" },
+	{ "services", "Show the gated services and what each served for which VS.\n" },
+	{ "service", "Start, stop or restart a service a rule file declares.\n" },
+	{ "check", "Check a rule file offline (no daemon, no root needed).\n"
+	  "  --dump     print the compiled rules\n"
+	  "  --quiet    print nothing when the file is fine\n" },
+	{ "apply", "Apply a rule file as one transaction; --dry-run shows each change\n"
+	  "(old -> new) without making it; --prune destroys VSs the file lacks.\n" },
+	{ "reload", "Apply the rule file applied last again.\n" },
+	{ "help", "Show the commands, or one command's help.\n" },
+};
+
+static const char *
+help_text(const char *cmd)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(helps); i++)
+		if (strcmp(helps[i].name, cmd) == 0)
+			return helps[i].text;
+	return NULL;
+}
+
+int
+vsctl_help(const char *cmd, const char *usage, FILE *f)
+{
+	const char *text = help_text(cmd);
+
+	if (vsctl_json) {
+		struct buf b = { 0 };
+
+		buf_printf(&b, "{\"command\": ");
+		buf_json_str(&b, cmd);
+		buf_printf(&b, ", \"usage\": ");
+		buf_json_str(&b, usage);
+		buf_printf(&b, ", \"help\": ");
+		buf_json_str(&b, text);
+		buf_printf(&b, "}\n");
+		fputs(b.p ? b.p : "", f);
+		buf_free(&b);
+		return 0;
+	}
+	fprintf(f, "usage: vsctl %s\n", usage);
+	if (text)
+		fprintf(f, "\n%s", text);
+	fprintf(f, "\nEvery command takes --json; see vsctl(8) for exit statuses.\n");
+	return 0;
+}

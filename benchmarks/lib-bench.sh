@@ -199,10 +199,11 @@ bench_stop() {
 	return 0
 }
 
-# bench_wait_port PORT [HOST]: HOST (127.0.0.1) listens on PORT, within 10 s
+# bench_wait_port PORT [HOST [SECONDS]]: HOST (127.0.0.1) listens on PORT,
+# within SECONDS (10)
 bench_wait_port() {
 	local port=$1 host=${2:-127.0.0.1} i
-	for i in $(seq 100); do
+	for i in $(seq $((${3:-10} * 10))); do
 		(exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && return 0
 		sleep 0.1
 	done

@@ -124,7 +124,7 @@ remote_mode_start() {
 		remote_spawn fcgi2 www2 "$ADSERVER" --listen "0.0.0.0:$PORT_F2" --busy-max-ms "$BUSY"
 		FA=$REMOTE_B:$PORT_F1 FB=$REMOTE_B:$PORT_F2 ;;
 	esac
-	bench_wait_port "${FA##*:}" "$REMOTE_B" && bench_wait_port "${FB##*:}" "$REMOTE_B" ||
+	bench_wait_port "${FA##*:}" "$REMOTE_B" 60 && bench_wait_port "${FB##*:}" "$REMOTE_B" 60 ||
 		{ bench_log "$1: the FastCGI server on host B does not answer"; return 1; }
 }
 
@@ -158,7 +158,7 @@ remote_cleanup() {
 remote_hop() {
 	local log=$BENCH_RUN/hop.log port=$((PORT_F + 10))
 	remote_spawn hop "" "$ADSERVER" --listen "0.0.0.0:$port" --busy-max-ms 0
-	bench_wait_port "$port" "$REMOTE_B" || { bench_log "hop: the ad server on B does not answer"; return 1; }
+	bench_wait_port "$port" "$REMOTE_B" 60 || { bench_log "hop: the ad server on B does not answer"; return 1; }
 	local py='
 import socket, struct, sys, time
 host, port, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])

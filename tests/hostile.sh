@@ -126,7 +126,7 @@ running() {
 }
 for _i in $(seq 200); do running && break; sleep 0.05; done
 check "the service runs" running
-sleep 300 &
+sleep 100000 &	# outlives the test under TCG too; killed on exit
 on_exit "kill $!"
 check "a process in www2" vsctl attach www2 $!
 

@@ -79,9 +79,12 @@ fresh() { grep -q 'vsd_vs_memory_bytes{vs="load"} [0-9]\{8\}' "$PROM" &&
 wait_long() { for _i in $(seq 240); do "$@" && return 0; sleep 0.25; done; return 1; }
 wait_long fresh && ok "the file shows the load within the interval" ||
 	fail "the file shows the load within the interval"
+# the next write replaces the file by a rename: a new inode (under a slow VM
+# the write that shows the load may have come before ino0 was read)
+renamed() { [ "$(stat -c %i "$PROM")" != "$ino0" ]; }
+wait_long renamed && ok "replaced by rename (inode $ino0 -> $(stat -c %i "$PROM"))" ||
+	fail "replaced by rename"
 cp "$PROM" "$M/snap.prom"
-ino1=$(stat -c %i "$PROM")
-[ "$ino0" != "$ino1" ] && ok "replaced by rename (inode $ino0 -> $ino1)" || fail "replaced by rename"
 check "no temporary file left" sh -c "! ls -A '$M' | grep -q '\.tmp'"
 
 # the service's own CPU time so far (gate-server: one thread)

@@ -50,7 +50,7 @@ check "host A: apply the sites" at a vsctl apply "$R/sites.rules"
 # refused, nothing made
 on b sh -c 'echo 0 > /proc/sys/net/ipv4/tcp_fwmark_accept'
 out=$(at b vsctl apply "$R/shared.rules" 2>&1)
-is "$?" 1 "host B: remote lines are refused while tcp_fwmark_accept is 0"
+is "$?" 6 "host B: remote lines are refused while tcp_fwmark_accept is 0 (exit 6, refused)"
 like "$out" "tcp_fwmark_accept = 1" "and the error says what to set"
 is "$(at b vsctl list --json)" "[]" "and no VS was made"
 if on b nft list table $TABLE >/dev/null 2>&1; then fail "and no table"; else ok "and no table"; fi

@@ -55,9 +55,11 @@ is "$(vsctl list --json | json "[len(v['drift']) for v in d]")" "[4, 0]" "vsctl 
 # logged when seen, none twice
 is "$(grep -c "VS www1: .*pids.max is '7', vsd set '50': changed behind vsd's back" "$VSD_TMP/vsd.log")" 1 \
 	"vsd logs it once, for many looks"
-# (vsd's background sweep may log it too, before or after)
-grep -q "^vsd: show: VS www1: .*changed behind" "$VSD_TMP/vsd.log" &&
-	ok "when a client looks (show)" || fail "when a client looks (show)"
+# logged by whoever saw it first: a client's show, or vsd's background sweep
+# (which runs whenever vsd's loop wakes, so under a slow VM or a busy host it
+# may see all four writes before the show does; each drift is logged once)
+grep -Eq "^vsd: (show|sweep): VS www1: .*changed behind" "$VSD_TMP/vsd.log" &&
+	ok "when seen (by a show or the sweep)" || fail "when seen (by a show or the sweep)"
 like "$(vsctl show www1 --json | json "d['cpu']")" "^10$" "the configured share is still 10%"
 
 # vsctl set writes every limit again, not only the one it changes

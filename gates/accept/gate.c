@@ -439,7 +439,9 @@ gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 	    conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
 	struct gate_vs *v = NULL;
 
-	if (id == 0)	/* not made on this host: a remote line's mark? */
+	/* a TCP connection not made on this host: a remote line's mark? (the
+	 * marks come from nftables on incoming SYNs; a Unix socket has none) */
+	if (id == 0 && l->family != AF_UNIX)
 		id = conns_by_mark(c->fd);
 
 	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {

@@ -116,8 +116,8 @@ gate_stop
 gate_start vd $GOPT -- "$SERVER"
 map_range $((PB + 180)) 3 4 && map_range $((PB + 184)) 1 2 && map_range $((PB + 186)) 1 3
 # tiny is over its 1% share (a CPU hog in it; one request makes the gate
-# watch its use), so its connections rank below www2's, which runs 800 ms
-# while tiny's three wait queued
+# watch its use), so its connections rank below www2's, which holds the
+# server until tiny is gone (the file $W/vd.hold) while tiny's three wait
 map_range $((PB + 187)) 1 4
 sh -c 'while :; do :; done' &
 TH=$!
@@ -130,13 +130,16 @@ sleep 0.1
 "$CLIENT" -p "$PORT" -n 3 -j 3 -b $((PB + 180)) -v > "$W/vd" &
 B=$!
 sleep 0.1
-"$CLIENT" -p "$PORT" -n 1 -b $((PB + 186)) -r "spin 800" > /dev/null &
+: > "$W/vd.hold"
+"$CLIENT" -p "$PORT" -n 1 -b $((PB + 186)) -r "hold $W/vd.hold" > /dev/null &
+C=$!
 wait $A
 wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": 4, \"served\": 1, \"queued\": 3'"
 status > "$W/vd.st1"
 kill $TH; wait $TH 2>/dev/null
 rm_vs tiny
-wait $B
+rm -f "$W/vd.hold"
+wait $B $C
 
 
 check "VS destroyed while queued: its 3 connections served from home" only_in "$W/vd" home

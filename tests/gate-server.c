@@ -2,7 +2,9 @@
 /*
  * A tiny TCP server for the accept-gate tests. It knows nothing about the
  * gate: it is the "unmodified service". Per connection it reads one request
- * line, optionally burns CPU ("spin MS"), and answers one line saying which
+ * line, optionally burns CPU ("spin MS") or blocks while a file exists
+ * ("hold PATH", at most 60 s: a test keeps the server busy for as long as it
+ * needs, whatever the machine's speed), and answers one line saying which
  * cgroup the serving thread sat in and what the accepted fd looked like;
  * a request with the word "creds" also gets whom it runs as, from
  * /proc/self/status: " creds=uid:R/E/S/F,gid:...,groups:...,capeff:...,
@@ -121,6 +123,20 @@ spin_ms(long ms)
 	while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
 }
 
+/* "hold PATH": sleep while PATH exists, 60 s at most */
+static void
+hold(const char *path)
+{
+	struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
+	char p[200];
+	int i;
+
+	snprintf(p, sizeof(p), "%s", path);
+	p[strcspn(p, " ")] = '\0';
+	for (i = 0; i < 6000 && access(p, F_OK) == 0; i++)
+		nanosleep(&ten_ms, NULL);
+}
+
 static void
 serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 {
@@ -146,6 +162,8 @@ serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 	req[strcspn(req, "\n")] = '\0';
 	if (strncmp(req, "spin ", 5) == 0 || strstr(req, " spin "))
 		spin_ms(strtol(strstr(req, "spin ") + 5, NULL, 10));
+	if (strstr(req, " hold "))
+		hold(strstr(req, " hold ") + 6);
 	if (strstr(req, " sock")) {
 		/* a socket created while serving belongs to the served VS */
 		int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -113,8 +113,8 @@ reorder_check "reordering: under-share www2 served ahead of over-share www1's ba
 # --- vsctl destroy of a VS with queued connections: they go home
 classify 140 3 "$ID_TINY" && classify 145 1 "$ID_WWW1" && classify 146 1 "$ID_WWW2"
 # tiny is over its 1% share (a CPU hog in it; one request makes the gate
-# watch its use), so its connections rank below www2's, which runs 800 ms
-# while tiny's three wait
+# watch its use), so its connections rank below www2's, which holds the
+# server until tiny is gone (the file $W/vd.hold) while tiny's three wait
 classify 147 1 "$ID_TINY"
 sh -c 'while :; do :; done' &
 TH=$!
@@ -127,7 +127,9 @@ sleep 0.1
 client tiny 140 -n 3 -j 3 -v > "$W/vd" &
 B=$!
 sleep 0.1
-client www2 146 -n 1 -r "spin 800" > /dev/null &
+: > "$W/vd.hold"
+client www2 146 -n 1 -r "hold $W/vd.hold" > /dev/null &
+C=$!
 wait $A
 wait_for sh -c "'$CLIENT' -u '$STATUS' | grep -q '\"name\": \"tiny\", \"id\": $ID_TINY, \"served\": 1, \"queued\": 3'"
 kill $TH; wait $TH 2>/dev/null
@@ -136,7 +138,8 @@ kill $TH; wait $TH 2>/dev/null
 [ -z "$REAL" ] || "$VSCTL" attach www2 $("$VSCTL" show tiny --json |
 	sed -n 's/.*"procs": \[\([0-9, ]*\)\].*/\1/p' | tr -d ,)
 check "VS destroyed: vsctl destroy while 3 connections are queued" quiet "$VSCTL" destroy tiny
-wait $B
+rm -f "$W/vd.hold"
+wait $B $C
 check "VS destroyed: its queued connections served from home" only_in "$W/vd" home
 gate_stop
 

@@ -30,9 +30,10 @@ sed -e "s|^listen = .*|listen = $SOCK|" \
 sed -e "s|^pid = .*|pid = $W/php-fpm.pid|" -e "s|^error_log = .*|error_log = $W/php-fpm.log|" \
     -e "s|^include=.*|include=$W/www.conf|" "$MAIN" > "$W/php-fpm.conf"
 diff "$POOL" "$W/www.conf" | grep '^>' > "$W/pool.diff"
-check "the pool differs from Debian's in its socket path and pool size only" \
-	[ "$(wc -l < "$W/pool.diff")" = 3 ] && grep -q "^> listen = $SOCK\$" "$W/pool.diff" &&
-	grep -q '^> pm = static$' "$W/pool.diff" && grep -q '^> pm.max_children = 3$' "$W/pool.diff"
+_all=1
+[ "$(wc -l < "$W/pool.diff")" = 3 ] && grep -q "^> listen = $SOCK\$" "$W/pool.diff" &&
+	grep -q '^> pm = static$' "$W/pool.diff" && grep -q '^> pm.max_children = 3$' "$W/pool.diff" && _all=0
+check "the pool differs from Debian's in its socket path and pool size only" [ $_all = 0 ]
 # the script, readable by the pool's user (www-data)
 mkdir "$W/www"
 cat > "$W/www/cg.php" <<'PHP'

@@ -39,7 +39,8 @@ done
 check "re-binding: www1's requests served in www1 (alternating VSs)" only_in "$W/rb1.2" www1
 check "re-binding: www2's requests served in www2" only_in "$W/rb2.2" www2
 check "unknown clients (in no VS) served in the home VS" only_in "$W/rb0" home
-check "the gate charged 20 connections to each VS" [ "$(served www1)" = 20 ] && [ "$(served www2)" = 20 ]
+_all=1; [ "$(served www1)" = 20 ] && [ "$(served www2)" = 20 ] && _all=0
+check "the gate charged 20 connections to each VS" [ $_all = 0 ]
 
 # a client in a cgroup below www1's directory belongs to www1
 D2=$("$VSCTL" show www1 --json | python3 -c 'import json, sys
@@ -88,8 +89,8 @@ u1=$(usage_ns www2)
 s1=$(awk '{print $1}' "/proc/$SPID/schedstat")
 du=$((u1 - u0)); ds=$((s1 - s0))
 diag "charging: www2 usage grew ${du} ns, the service ran ${ds} ns (the client's own time included)"
-check "charging: www2's usage grew by at least the service's busy time" \
-	[ "$ds" -gt 1000000000 ] && [ $((du * 100)) -ge $((ds * 95)) ]
+_all=1; [ "$ds" -gt 1000000000 ] && [ $((du * 100)) -ge $((ds * 95)) ] && _all=0
+check "charging: www2's usage grew by at least the service's busy time" [ $_all = 0 ]
 gate_stop
 
 # --- a client that hangs up while queued is closed, not handed over; one

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]] -- CMD [ARGS...]
+ * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]]
+ *           [--pm-qos on|off] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -55,7 +56,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window, *user, *group;
+	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -83,7 +84,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		if (i + 1 >= argc || a[0] != '-')
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "-- CMD [ARGS...]", a);
+			    "[--pm-qos on|off] -- CMD [ARGS...]", a);
 		if (strcmp(a, "--home") == 0)
 			o->home = argv[++i];
 		else if (strcmp(a, "--name") == 0)
@@ -98,6 +99,8 @@ run_parse(int argc, char **argv, struct run_opts *o)
 			o->user = argv[++i];
 		else if (strcmp(a, "--group") == 0)
 			o->group = argv[++i];
+		else if (strcmp(a, "--pm-qos") == 0)
+			o->pmqos = argv[++i];
 		else
 			return vsctl_fail(VX_USAGE, "run: unknown option '%s'", a);
 	}
@@ -153,6 +156,8 @@ run_check(int argc, char **argv, struct run_opts *o)
 				  o->name, vs_name_why(o->name));
 	if (o->group && !o->user)
 		return vsctl_fail(VX_USAGE, "run: --group needs --user");
+	if (o->pmqos && strcmp(o->pmqos, "on") != 0 && strcmp(o->pmqos, "off") != 0)
+		return vsctl_fail(VX_BADVALUE, "run: --pm-qos %s: expected on or off", o->pmqos);
 	/* vsd-gate resolves it again; this says what is wrong before it starts */
 	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0)
 		return vsctl_fail(VX_NOTFOUND, "run: %s", err);
@@ -172,7 +177,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	struct stat st;
 	int n = 0, k, r;
 
-	if (!(all = calloc((size_t)(24 + argc - o->cmd), sizeof(*all))))
+	if (!(all = calloc((size_t)(28 + argc - o->cmd), sizeof(*all))))
 		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
@@ -199,6 +204,10 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->window) {
 		all[n++] = "--window";
 		all[n++] = (char *)o->window;
+	}
+	if (o->pmqos) {
+		all[n++] = "--pm-qos";
+		all[n++] = (char *)o->pmqos;
 	}
 	if (o->user) {
 		all[n++] = "--user";

@@ -451,7 +451,7 @@ static const struct cmdspec cmds[] = {
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
 	{ "metrics", do_remote, "", NULL, "metrics" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
-	  "[--user USER [--group GROUP]] -- CMD [ARGS...]" },
+	  "[--user USER [--group GROUP]] [--pm-qos on|off] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
 	{ "top", do_top, "", NULL, "top [-b] [-n ITERATIONS] [-d SECONDS] "
 	  "[-s cpu|mem|name|procs|conns|throttle|events]" },

@@ -159,6 +159,7 @@ handle_accept(struct gate *g, int is_accept4)
 	w->addrlen = req->data.args[2];
 	w->flags = flags;
 	w->t = now_ns();
+	pmqos_note(g, w->t);
 	th->waiter = w;
 	w->prev = l->wait_tail;
 	if (l->wait_tail)
@@ -804,6 +805,7 @@ gate_tick(struct gate *g)
 	}
 	if (g->refresh_asked || now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull)
 		gate_refresh(g, 1);
+	pmqos_tick(g, now);
 	return queued || busy ? 10 : 100;
 }
 
@@ -871,6 +873,7 @@ gate_close_all(struct gate *g)
 
 	prof_dump();
 
+	pmqos_release(g);
 	hold_close(g, NULL);
 	while ((l = g->listeners)) {
 		while (l->wait_head)

@@ -295,6 +295,13 @@ struct gate {
 	size_t	 nheld;
 	uint64_t held_total, by_content, attrs_nomatch, attrs_bad, attrs_timeout;
 	uint64_t attrs_waited;		/* params not there when drained: waited in epoll */
+	/* pmqos.c: a PM-QoS CPU latency request of 0 while accepts come */
+	int	 pmqos;			/* --pm-qos on */
+	int	 pmqos_held;		/* pmqos_fd is open, the request held */
+	int	 pmqos_fd;		/* /dev/cpu_dma_latency */
+	uint64_t pmqos_last;		/* the last accept (now_ns()) */
+	uint64_t pmqos_failed;		/* when the open failed; 0: it did not */
+	uint64_t pmqos_holds;		/* how many times it was taken */
 };
 
 int gate_init(struct gate *g, int notify_fd);
@@ -325,6 +332,13 @@ void hold_close(struct gate *g, struct gated_listener *l);
 unsigned gate_tick(struct gate *g);
 void gate_refresh(struct gate *g, int force);
 void gate_close_all(struct gate *g);
+
+/* --- pmqos.c --- */
+/* An accept came: take the request if it is not held (--pm-qos on). */
+void pmqos_note(struct gate *g, uint64_t now);
+/* Drop it a second after the last accept. */
+void pmqos_tick(struct gate *g, uint64_t now);
+void pmqos_release(struct gate *g);
 
 /* --- decide.c --- */
 /*

@@ -26,7 +26,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/status.c \
 	gates/accept/unixpeer.c \
 	gates/accept/unixpeer.h \
-	gates/accept/charge.c
+	gates/accept/charge.c \
+	gates/accept/pmqos.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \

@@ -151,11 +151,12 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	}
 	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
 	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu, "
-	    "\"sync_wakeup\": %s",
+	    "\"sync_wakeup\": %s, \"pm_qos\": {\"on\": %s, \"held\": %s, \"holds\": %llu}",
 	    (unsigned long long)g->handed, (unsigned long long)g->requeued,
 	    (unsigned long long)g->dropped_dead, (unsigned long long)g->eagain,
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
-	    g->sync_wakeup ? "true" : "false");
+	    g->sync_wakeup ? "true" : "false", g->pmqos ? "true" : "false",
+	    g->pmqos_held ? "true" : "false", (unsigned long long)g->pmqos_holds);
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
 	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
 	    "\"timed_out\": %llu}",

@@ -70,8 +70,8 @@ usage(void)
 	    "                [--conns-map PATH] [--status PATH] [--status-group GROUP]\n"
 	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
-	    "                [--warm on|off] [--pidfd-thread on|off] [--restart]\n"
-	    "                [--stop-timeout S] [--user USER [--group GROUP]]\n"
+	    "                [--warm on|off] [--pm-qos on|off] [--pidfd-thread on|off]\n"
+	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
@@ -115,6 +115,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "warm", required_argument, NULL, 'W' },
+		{ "pm-qos", required_argument, NULL, 'Q' },
 		{ "restart", no_argument, NULL, 'r' },
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
@@ -158,6 +159,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'y': o->sync = on_off("--sync-wakeup", optarg); break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
+		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
 				fatalx("--window %s %s (10..60000 ms)", optarg, why);
@@ -254,6 +256,7 @@ gate_setup(struct supervisor *sv)
 	share_init(sv->o.window_ms);
 	g->vsd_socket = sv->o.vsd_socket;
 	g->table_file = sv->o.table_file;
+	g->pmqos = sv->o.pmqos;
 	g->svc_name = sv->o.name;	/* before the rules: which are this service's */
 	gate_refresh(g, 1);
 	if (g->tab.n == 0)

@@ -10,7 +10,7 @@
 need_root
 [ -c /dev/cpu_dma_latency ] ||
 	skip_all "no /dev/cpu_dma_latency on this kernel (no CPU latency PM QoS)"
-plan 14
+plan 15
 
 # the kernel's CPU latency target now, in microseconds
 qos() { od -An -t d4 -N4 /dev/cpu_dma_latency | tr -d ' '; }
@@ -56,6 +56,16 @@ check "on: held once accepts come" wait_for held
 check "on: the kernel's target is 0 while they come" kernel_is 0
 wait $C
 check "on: the connections were served" [ -s "$W/c1" ]
+# only a cpuidle driver reads the request: the supervisor says when there is none
+DRV=$(cat /sys/devices/system/cpu/cpuidle/current_driver 2>/dev/null)
+diag "cpuidle driver: ${DRV:-missing}"
+if [ -z "$DRV" ] || [ "$DRV" = none ]; then
+	check "on: no cpuidle driver here, and the log says the request changes nothing" \
+		grep -q "no cpuidle driver on this machine" "$W/qon.err"
+else
+	check "on: a cpuidle driver ($DRV) here, and the log does not say there is none" \
+		sh -c "! grep -q 'no cpuidle driver' '$W/qon.err'"
+fi
 check "on: dropped within 5 s of the last accept" wait_for dropped
 check "on: the kernel's target is back to $BASE us" kernel_is "$BASE"
 # once more for the burst (twice if a run stalled a second; not per accept)

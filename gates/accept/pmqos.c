@@ -19,6 +19,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "gate.h"
@@ -27,6 +29,33 @@
 #define PMQOS_DEV	"/dev/cpu_dma_latency"
 #define PMQOS_IDLE_NS	1000000000ull	/* drop the request 1 s after the last accept */
 #define PMQOS_RETRY_NS	10000000000ull	/* after a failed open, try again in 10 s */
+#define CPUIDLE_DRIVER	"/sys/devices/system/cpu/cpuidle/current_driver"
+
+/*
+ * Only a cpuidle driver reads the request: without one ("none", or no such
+ * file: a VM with no haltpoll driver, a kernel without CONFIG_CPU_IDLE) the
+ * idle loop halts whatever is asked. Said once, the first time it is taken.
+ */
+static void
+say_if_no_driver(void)
+{
+	static int said;
+	char drv[64] = "";
+	FILE *f;
+
+	if (said)
+		return;
+	said = 1;
+	if ((f = fopen(CPUIDLE_DRIVER, "re"))) {
+		if (!fgets(drv, sizeof(drv), f))
+			drv[0] = '\0';
+		fclose(f);
+	}
+	drv[strcspn(drv, "\n")] = '\0';
+	if (!drv[0] || strcmp(drv, "none") == 0)
+		log_warnx("--pm-qos: no cpuidle driver on this machine (%s: %s): the request "
+		    "is held but changes nothing", CPUIDLE_DRIVER, drv[0] ? drv : "missing");
+}
 
 /* An accept came: hold the request (open it if it is not held). */
 void
@@ -53,6 +82,7 @@ pmqos_note(struct gate *g, uint64_t now)
 	g->pmqos_fd = fd;
 	g->pmqos_held = 1;
 	g->pmqos_holds++;
+	say_if_no_driver();
 	log_debug("pm-qos: CPU latency request 0 held");
 }
 

@@ -9,7 +9,10 @@
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   netshare             network-share fidelity: two VSs, iperf3, a veth
 #                        between two namespaces
-#   accept-cost          the accept gate's cost per accept (acceptbench.c)
+#   accept-cost          the accept gate's cost per accept (acceptbench.c);
+#                        -Q adds a server with --pm-qos on
+#   rebind-favordynmods  re-binding with and without cgroup2 favordynmods
+#                        (VM tier guest only: the remount is for good)
 #   accept-attrs-cost    what classifying by FastCGI params adds per accept
 #   fcgi-peek            its peek and parse alone (fcgi-peek.c)
 #   unix-peer-cost       classifying a Unix peer, against a TCP accept
@@ -61,10 +64,11 @@ benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting \
-	benchmarks/accept-attrs-cost benchmarks/top-cost
+	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
+dist_noinst_DATA += benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-favordynmods.csv
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
 	benchmarks/results/netshare.md benchmarks/results/netshare.csv \
@@ -90,4 +94,5 @@ dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulat
 	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png \
 	benchmarks/results/hosting.csv benchmarks/results/hosting.png
-CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv
+CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \
+	rebind-favordynmods.csv

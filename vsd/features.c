@@ -200,7 +200,7 @@ features_print(const struct cg_ctx *cg)
 	     "not used yet: clients are checked by SO_PEERCRED either way");
 	line("cgroup.kill", probe_cgroup_kill(cg), "5.14",
 	     "destroy --force kills the VS's processes one by one");
-	line("cgroup2 favordynmods", probe_favordynmods(), "6.0+boot",
+	line("cgroup2 favordynmods", probe_favordynmods(), "6.0 (mount)",
 	     "the accept gate keeps cgroup moves fast with its rcu-warm helper");
 	return 0;
 }

@@ -6,7 +6,8 @@
 #
 # Boot 1: the integration tests (make check with the host's Makefile), then
 #         tests/vm/package.sh up to its reboot.
-# Boot 2: the rest of package.sh (what must be back after the reboot, purge).
+# Boot 2: the rest of package.sh (what must be back after the reboot, purge),
+#         then the VM-only tests (VM_ONLY), which change the guest for good.
 # Results go to tests/vm/results/ (check.log, test-suite.log, package-N.tap,
 # failed/); scripts/test --vm sums them up on the host.
 set -u
@@ -25,6 +26,10 @@ cd "$top"
 #   rules-layers.sh: reads the library's symbol tables with nm (binutils is
 #     not in the image); nothing of the kernel or systemd.
 HOST_ONLY="tests/rules-fuzz.sh tests/rules-robust.sh tests/rules-layers.sh"
+# Run only here, last (after the package test's reboot): they change the
+# guest in a way only a reboot undoes, which no host may see:
+#   tests/vm/favordynmods.sh: remounts cgroup2 with favordynmods.
+VM_ONLY="tests/vm/favordynmods.sh"
 
 # Each test through automake's TAP driver, as make check runs it, but without
 # make: the guest has no compiler, and make would rebuild whatever looks old
@@ -94,4 +99,15 @@ if [ "$boot" = 1 ]; then
 	[ -z "$only" ] || [ "$only" = package ] || exit 0
 fi
 run_package
+# the last boot (no reboot asked for): the VM-only tests, as TAP files that
+# scripts/test --vm counts with the package test's
+if [ -z "$only" ] && [ ! -e "$top/tests/vm/reboot-requested" ]; then
+	for t in $VM_ONLY; do
+		run_one "$t"
+		cp "${t%.sh}.log" "$res/vmonly-$(basename "${t%.sh}").tap"
+		grep -q '^:test-result: \(FAIL\|ERROR\)' "${t%.sh}.trs" 2>/dev/null || continue
+		mkdir -p "$res/failed"
+		cp "${t%.sh}.log" "$res/failed/$(echo "$t" | tr / _).log"
+	done
+fi
 exit 0

@@ -83,7 +83,9 @@ SUP=$GPID
 	SUP=$(pgrep -P "$GPID" -x vsd-gate | head -1)
 kill -KILL "$SUP" 2>/dev/null
 kill $C 2>/dev/null; wait $C 2>/dev/null
-check "killed: the supervisor is gone" sh -c "! kill -0 $SUP 2>/dev/null"
+# dead: gone, or a zombie its parent has not reaped yet
+dead() { _st=$(awk '{ print $3 }' "/proc/$SUP/stat" 2>/dev/null); [ -z "$_st" ] || [ "$_st" = Z ]; }
+check "killed: the supervisor is dead" wait_for dead
 for _i in $(seq 50); do kernel_is "$BASE" && break; sleep 0.1; done
 check "killed: the kernel dropped the request with the process" kernel_is "$BASE"
 # its service, left without a supervisor

@@ -66,6 +66,19 @@ bad "cap below the share" "--net-max 1M is below the guaranteed share" create x 
 bad "cap without a share" "--net-share is needed" create x --cpu 1% --net-max 5M
 is "$(vctl list --json | json 'len(d)')" 0 "no VS was made"
 is "$(qdisc)" "$before" "the device's qdisc is unchanged"
+# a root qdisc someone set up is not vsd's to replace (vsd(8)): refused,
+# the device named, their qdisc kept
+if inA tc qdisc add dev nbw0 root handle 7: tbf rate 100mbit burst 32k latency 50ms; then
+	theirs=$(qdisc)
+	bad "a root qdisc vsd did not make" "network share on nbw0" \
+		create x --cpu 1% --net-share 5% --dev nbw0 --dev-rate 10M
+	is "$(qdisc)" "$theirs" "their qdisc is unchanged"
+	is "$(vctl list --json | json 'len(d)')" 0 "and no VS was made"
+	like "$(logs)" "nbw0 has a root qdisc vsd did not make \\(tbf 7:\\)" "vsd's log says whose qdisc it is"
+	inA tc qdisc del dev nbw0 root
+else
+	fail "put a tbf qdisc of our own on nbw0"
+fi
 
 # --- the shares
 check "create gold at 75% of nbw0" vctl create gold --cpu 10% --net-share 75% --dev nbw0 --dev-rate ${cap}M

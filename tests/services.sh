@@ -35,6 +35,8 @@ SUP=$(svc echo "['supervisor']")
 [ -n "$SPID" ] && [ -n "$SUP" ] || { fail "vsctl services shows the service's pids"; done_testing; }
 is "$(svc echo "['managed']")" True "it is vsd's (managed), with home $(svc echo "['home']")"
 check "its process sits in its home VS" in_vs "$SPID" base
+# vsd runs in the build directory here (make check): the service, in /
+is "$(readlink /proc/$SPID/cwd)" / "it runs in / (vsrules(5)), not in vsd's directory $(readlink /proc/$VSD_PID/cwd)"
 # A vsctl slower than the supervisor's 20 ms wait for its request finds
 # the status socket closed: it still prints the answer, and no SIGPIPE
 # kills it (strace delays each connect() by 100 ms; LeakSanitizer, in a

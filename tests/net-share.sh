@@ -160,15 +160,25 @@ is "$(ls /sys/fs/bpf/vsd/$VSD_ROOT/ | grep -c netcls)" 0 "and the classifier's p
 check "destroy bronze" vctl destroy bronze
 
 # --- the same from a rule file (vsrules(5)): apply, a refused change, prune
+# rb leaves dev to the default route, which goes out on nbw0: the rate the
+# file gives nbw0 on ra is its rate too (vsrules(5), dev-rate), not the
+# link speed (a veth has none) nor a second rate for one device
 rules_dir
+check "a default route through nbw0" inA ip route add default via 198.18.0.2
 w net.rules <<EOF
 vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
-vs rb cpu 5% net-share 40% dev nbw0 net-max $((cap * 500))k
+vs rb cpu 5% net-share 40% net-max $((cap * 500))k
 EOF
 check "apply a rule file with network shares" vctl apply "$R/net.rules"
-is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate")]')" \
-	"[40, $((cap * 500000)), $((cap * 1000000))]" "rb's share, cap and the device's rate"
+is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate", "dev")]')" \
+	"[40, $((cap * 500000)), $((cap * 1000000)), \"nbw0\"]" "rb's share, cap, the device's rate and the device"
 is "$(inA tc class show dev nbw0 | grep -c 'parent 5d:1')" 3 "their classes"
+w tworates.rules <<EOF
+vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
+vs rb cpu 5% net-share 40% dev-rate $((cap * 2))M
+EOF
+bad "apply: two rates for nbw0, one through the default route" "an interface has one rate" \
+	apply "$R/tworates.rules"
 w over.rules <<EOF
 vs ra cpu 5% net-share 70% dev nbw0 dev-rate ${cap}M
 vs rb cpu 5% net-share 40% dev nbw0

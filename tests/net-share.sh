@@ -66,6 +66,19 @@ bad "cap below the share" "--net-max 1M is below the guaranteed share" create x 
 bad "cap without a share" "--net-share is needed" create x --cpu 1% --net-max 5M
 is "$(vctl list --json | json 'len(d)')" 0 "no VS was made"
 is "$(qdisc)" "$before" "the device's qdisc is unchanged"
+# a root qdisc someone set up is not vsd's to replace (vsd(8)): refused,
+# the device named, their qdisc kept
+if inA tc qdisc add dev nbw0 root handle 7: tbf rate 100mbit burst 32k latency 50ms; then
+	theirs=$(qdisc)
+	bad "a root qdisc vsd did not make" "network share on nbw0" \
+		create x --cpu 1% --net-share 5% --dev nbw0 --dev-rate 10M
+	is "$(qdisc)" "$theirs" "their qdisc is unchanged"
+	is "$(vctl list --json | json 'len(d)')" 0 "and no VS was made"
+	like "$(logs)" "nbw0 has a root qdisc vsd did not make \\(tbf 7:\\)" "vsd's log says whose qdisc it is"
+	inA tc qdisc del dev nbw0 root
+else
+	fail "put a tbf qdisc of our own on nbw0"
+fi
 
 # --- the shares
 check "create gold at 75% of nbw0" vctl create gold --cpu 10% --net-share 75% --dev nbw0 --dev-rate ${cap}M
@@ -147,15 +160,25 @@ is "$(ls /sys/fs/bpf/vsd/$VSD_ROOT/ | grep -c netcls)" 0 "and the classifier's p
 check "destroy bronze" vctl destroy bronze
 
 # --- the same from a rule file (vsrules(5)): apply, a refused change, prune
+# rb leaves dev to the default route, which goes out on nbw0: the rate the
+# file gives nbw0 on ra is its rate too (vsrules(5), dev-rate), not the
+# link speed (a veth has none) nor a second rate for one device
 rules_dir
+check "a default route through nbw0" inA ip route add default via 198.18.0.2
 w net.rules <<EOF
 vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
-vs rb cpu 5% net-share 40% dev nbw0 net-max $((cap * 500))k
+vs rb cpu 5% net-share 40% net-max $((cap * 500))k
 EOF
 check "apply a rule file with network shares" vctl apply "$R/net.rules"
-is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate")]')" \
-	"[40, $((cap * 500000)), $((cap * 1000000))]" "rb's share, cap and the device's rate"
+is "$(vctl show rb --json | json '[d["net"][k] for k in ("share", "max", "dev_rate", "dev")]')" \
+	"[40, $((cap * 500000)), $((cap * 1000000)), \"nbw0\"]" "rb's share, cap, the device's rate and the device"
 is "$(inA tc class show dev nbw0 | grep -c 'parent 5d:1')" 3 "their classes"
+w tworates.rules <<EOF
+vs ra cpu 5% net-share 60% dev nbw0 dev-rate ${cap}M
+vs rb cpu 5% net-share 40% dev-rate $((cap * 2))M
+EOF
+bad "apply: two rates for nbw0, one through the default route" "an interface has one rate" \
+	apply "$R/tworates.rules"
 w over.rules <<EOF
 vs ra cpu 5% net-share 70% dev nbw0 dev-rate ${cap}M
 vs rb cpu 5% net-share 40% dev nbw0

@@ -35,6 +35,8 @@ SUP=$(svc echo "['supervisor']")
 [ -n "$SPID" ] && [ -n "$SUP" ] || { fail "vsctl services shows the service's pids"; done_testing; }
 is "$(svc echo "['managed']")" True "it is vsd's (managed), with home $(svc echo "['home']")"
 check "its process sits in its home VS" in_vs "$SPID" base
+# vsd runs in the build directory here (make check): the service, in /
+is "$(readlink /proc/$SPID/cwd)" / "it runs in / (vsrules(5)), not in vsd's directory $(readlink /proc/$VSD_PID/cwd)"
 # A vsctl slower than the supervisor's 20 ms wait for its request finds
 # the status socket closed: it still prints the answer, and no SIGPIPE
 # kills it (strace delays each connect() by 100 ms; LeakSanitizer, in a
@@ -127,13 +129,18 @@ vs www2 cpu 30%
 service echo home base command "$SERVER -p $PORT -T 2"
 (accept, *, req = www2) => (home)
 (accept, *, req = www1) => (www2)
+(accept, *, req = base) => (www1)
 (accept, *, req = *) => (requester)
 E
 check "apply rules for the accept gate" quiet vsctl apply "$R/rules1.rules"
 vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r2"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/r1"
+"$CLIENT" -p "$PORT" -n 3 -v > "$R/r0"
 is "$(where "$R/r2")" "base base base base base" "(accept, *, req = www2) => (home): www2's requests are served in the home VS"
 is "$(where "$R/r1")" "www2 www2 www2 www2 www2" "(accept, *, req = www1) => (www2): www1's requests are served in www2"
+# vsrules(5), GATE RULES: a connection the socket gate did not classify is
+# the home VS's request, so the rule for base's requests decides it
+is "$(where "$R/r0")" "www1 www1 www1" "(accept, *, req = base) => (www1): a client in no VS is served in www1"
 w rules2.rules <<E
 vs base cpu 10%
 vs www1 cpu 30%

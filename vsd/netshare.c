@@ -427,7 +427,7 @@ int
 net_want(struct vsd *d, const struct rules *rs, const struct rules_vs *x, const struct vs *cur,
 	 struct vs_net *n, struct buf *errs)
 {
-	char why_cap[128];
+	char why_cap[128], def[sizeof(n->dev)];
 	uint64_t rate = 0;
 	size_t i;
 
@@ -436,9 +436,10 @@ net_want(struct vsd *d, const struct rules *rs, const struct rules_vs *x, const 
 		return 0;
 	n->share = x->net_share;
 	n->max = x->set & RULES_SET_NET_MAX ? x->net_max : 0;
-	if (x->dev[0])
-		memcpy(n->dev, x->dev, sizeof(n->dev));
-	else if (default_dev(n->dev, sizeof(n->dev)) < 0) {
+	if (default_dev(def, sizeof(def)) < 0)
+		def[0] = '\0';
+	memcpy(n->dev, x->dev[0] ? x->dev : def, sizeof(n->dev));
+	if (!n->dev[0]) {
 		buf_printf(errs, "VS '%s': no dev given, and there is no default route to take "
 			   "the interface from\n", x->name);
 		return -EINVAL;
@@ -447,9 +448,25 @@ net_want(struct vsd *d, const struct rules *rs, const struct rules_vs *x, const 
 		buf_printf(errs, "VS '%s': dev %s: no such interface\n", x->name, n->dev);
 		return -ENODEV;
 	}
-	for (i = 0; i < rs->nvs && !rate; i++)
-		if ((rs->vs[i].set & RULES_SET_DEV_RATE) && strcmp(rs->vs[i].dev, x->dev) == 0)
-			rate = rs->vs[i].dev_rate;
+	/* the device's rate: the one the file gives it, on a VS that names
+	 * the device or leaves it to the default route (one rate per device,
+	 * which vsctl check cannot see across the two); else vsd's, else the
+	 * link speed */
+	for (i = 0; i < rs->nvs && !rate; i++) {
+		const struct rules_vs *o = &rs->vs[i];
+
+		if ((o->set & RULES_SET_DEV_RATE) && strcmp(o->dev[0] ? o->dev : def, n->dev) == 0)
+			rate = o->dev_rate;
+	}
+	if (rate && (x->set & RULES_SET_DEV_RATE) && x->dev_rate != rate) {
+		char a[24], b[24];
+
+		buf_printf(errs, "VS '%s': dev-rate %s differs from the %s another VS of the "
+			   "file gives %s (an interface has one rate)\n", x->name,
+			   fmt_rate(x->dev_rate, a, sizeof(a)), fmt_rate(rate, b, sizeof(b)),
+			   n->dev);
+		return -EINVAL;
+	}
 	if (!rate)
 		dev_sum(d, n->dev, NULL, &rate);
 	if (!rate && !(rate = link_speed(n->dev))) {

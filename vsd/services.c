@@ -317,6 +317,19 @@ unit_name(const struct vsd *d, const struct svc *s, char *buf, size_t len)
 	return path_fmt(buf, len, "vsd-%s-%s.service", d->cg.root, s->name);
 }
 
+/* path as an absolute one: the supervisor runs in /, not in our directory */
+static int
+abs_path(const char *path, char *buf, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return path_fmt(buf, len, "%s", path);
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -errno;
+	return path_fmt(buf, len, "%s/%s", cwd, path);
+}
+
 /*
  * Start the supervisor of s. On a systemd host (where the VSs have their
  * scope) systemd starts it, as the transient unit vsd-<root>-<name>.service
@@ -329,13 +342,17 @@ static int
 spawn(struct vsd *d, struct svc *s)
 {
 	char exe[PATH_MAX], status[PATH_MAX], dir[PATH_MAX], unit[NAME_MAX], desc[192];
+	char path[PATH_MAX], sock[PATH_MAX];
 	int by_systemd = scope_wanted(&d->cg), st, r;
 	sigset_t all;
 	pid_t pid;
 
-	gate_exe_path(exe, sizeof(exe));
-	if ((r = svc_status_path(d, NULL, dir, sizeof(dir))) < 0 ||
-	    (r = svc_status_path(d, s->name, status, sizeof(status))) < 0 ||
+	gate_exe_path(path, sizeof(path));
+	if ((r = abs_path(path, exe, sizeof(exe))) < 0 ||
+	    (r = abs_path(d->socket_path, sock, sizeof(sock))) < 0 ||
+	    (r = svc_status_path(d, NULL, dir, sizeof(dir))) < 0 ||
+	    (r = svc_status_path(d, s->name, path, sizeof(path))) < 0 ||
+	    (r = abs_path(path, status, sizeof(status))) < 0 ||
 	    (r = unit_name(d, s, unit, sizeof(unit))) < 0)
 		return r;
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
@@ -349,7 +366,7 @@ spawn(struct vsd *d, struct svc *s)
 		char *argv[36] = { "systemd-run", "--quiet", "--collect", "--slice=vsd.slice",
 			"--unit", unit, "--description", desc,
 			exe, "--restart", "--home", s->home, "--name", s->name,
-			"--socket", (char *)d->socket_path, "--status", status,
+			"--socket", sock, "--status", status,
 			"--log", d->log_syslog && !by_systemd ? "syslog" : "stderr" };
 		char **args = by_systemd ? argv : argv + 8;
 		int null, k = 20;
@@ -374,6 +391,12 @@ spawn(struct vsd *d, struct svc *s)
 		argv[k++] = s->command;
 		argv[k] = NULL;
 		setsid();
+		/* the service runs in / (vsrules(5)), as systemd-run's units
+		 * and a vsd after daemon() do, whichever directory vsd was
+		 * started in: it must not hold that directory busy or find its
+		 * relative paths there */
+		if (chdir("/") < 0)
+			_exit(126);
 		if (!by_systemd)
 			join_daemon_leaf(d);
 		/* nothing of vsd's: not its lock, its sockets or its BPF objects */

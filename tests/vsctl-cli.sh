@@ -84,12 +84,15 @@ st 2 "usage: unknown command" vsctl frobnicate
 st 2 "usage: create without a name" vsctl create
 st 2 "usage: an unknown option" vsctl create www1 --cpu 5% --cpux 1
 st 3 "no daemon: no socket file" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list
+# top asks vsd on its own: the same classes
+st 3 "no daemon: top" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" top -b -n 1 -d 1
 python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$VSD_TMP/dead.sock"
 st 3 "no daemon: a socket nobody listens on" env VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list
 out=$(VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list 2>&1)
 like "$out" "is vsd running\?" "and asks whether vsd runs"
 # EACCES on connect: the socket's directory is 0700 root
 st 4 "permission: nobody cannot reach the socket" as_nobody "$VSCTL" list
+st 4 "permission: nor with top" as_nobody "$VSCTL" top -b -n 1 -d 1
 out=$(as_nobody "$VSCTL" list 2>&1)
 like "$out" "Permission denied" "says permission denied"
 if printf '%s' "$out" | grep -q "is vsd running"; then
@@ -171,6 +174,11 @@ js "error: bad value" 7 vsctl create www3 --cpu 150% --json
 js "error: usage (vsctl's own)" 2 vsctl create --json
 js "error: unknown command" 2 vsctl --json frobnicate
 js "error: no daemon" 3 env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list --json
+js "error: no command" 2 vsctl --json
+js "error: an unknown global option (no usage on stderr)" 2 vsctl --json --frob
+# a live table and Prometheus text have no JSON form: refused, as JSON
+js "error: top --json" 2 vsctl top --json -b -n 1 -d 1
+js "error: metrics --json" 2 vsctl metrics --json
 js "error: check of a file with errors" 7 vsctl check --json "$R/over.rules"
 js "error: check of a missing file" 5 vsctl check --json "$R/none.rules"
 js "error: apply of a file with errors" 7 vsctl apply --json "$R/over.rules"

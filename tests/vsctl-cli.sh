@@ -188,6 +188,13 @@ js "error: exec in no VS" 5 vsctl exec nosuch --json -- true
 js "error: run with a bad home" 7 vsctl run --json --home 9x -- true
 is "$(vsctl check --json --dump "$R/ok.rules" | json '"mem 1536M" in d["dump"]')" True \
 	"a rule file's mem 1.5G is 1536M"
+# a file apply would refuse for its mode: a warning, which --dump keeps
+cp "$R/ok.rules" "$R/open.rules"
+chmod 0666 "$R/open.rules"
+like "$(vsctl check --json "$R/open.rules" | json 'd["warnings"][0]')" "world-writable" \
+	"check --json: the mode is a warning"
+like "$(vsctl check --json --dump "$R/open.rules" | json 'd["warnings"][0]')" "world-writable" \
+	"check --json --dump keeps the warning"
 printf 'vs www4 cpu 1%% mem 1.5.5G\n' >"$R/badsize.rules"
 out=$(vsctl check "$R/badsize.rules" 2>&1)
 like "$out" "badsize.rules:1:20: mem '1.5.5G' is not a size" "a rule file's 1.5.5G: file:line:column and why"

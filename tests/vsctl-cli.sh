@@ -57,6 +57,7 @@ ver=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.a
 is "$(vsctl --version)" "vsctl $ver" "vsctl --version says $ver"
 is "$("$VSD" --version)" "vsd $ver" "vsd --version says $ver"
 is "$(vsctl --json --version | json 'd["version"]')" "$ver" "vsctl --json --version"
+is "$(vsctl --version --json | json 'd["version"]')" "$ver" "vsctl --version --json: either order"
 
 # --- help ---------------------------------------------------------------------------
 out=$(vsctl help)
@@ -73,6 +74,8 @@ st 2 "vsctl help nosuch" vsctl help nosuch
 js "help" 0 vsctl help --json
 js "help create" 0 vsctl help create --json
 js "create --help" 0 vsctl create --help --json
+js "--json --help" 0 vsctl --json --help
+is "$(vsctl --help --json)" "$(vsctl help --json)" "vsctl --help --json is vsctl help --json"
 is "$(vsctl --json help create | json 'd["usage"].split()[0:2]')" '["create", "NAME"]' "help --json: the usage"
 like "$(vsctl --json help | json '" ".join(c["command"] for c in d["commands"])')" "^create set destroy list show" \
 	"help --json: the commands"

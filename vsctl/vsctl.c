@@ -535,6 +535,19 @@ wants_help(int argc, char **argv)
 	return 0;
 }
 
+/* --json among the global options after argv[a], which end at the command. */
+static int
+later_json(int argc, char **argv, int a)
+{
+	for (a++; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "--json") == 0)
+			return 1;
+		if (strcmp(argv[a], "--socket") == 0)
+			a++;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -552,10 +565,11 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[a], "--json") == 0) {
 			json = 1;
 		} else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
-			usage(stdout);
-			return 0;
+			/* "vsctl --help --json" is "vsctl help --json" */
+			json |= later_json(argc, argv, a);
+			return help(0, NULL);
 		} else if (strcmp(argv[a], "--version") == 0) {
-			if (json)
+			if (json || later_json(argc, argv, a))
 				printf("{\"name\": \"vsctl\", \"version\": \"%s\"}\n", PACKAGE_VERSION);
 			else
 				printf("vsctl %s\n", PACKAGE_VERSION);

@@ -86,6 +86,9 @@ st 2 "usage: no command" vsctl
 st 2 "usage: unknown command" vsctl frobnicate
 st 2 "usage: create without a name" vsctl create
 st 2 "usage: an unknown option" vsctl create www1 --cpu 5% --cpux 1
+# run parses its own options, the same way: --opt=V, and each once
+st 7 "run --home=9x: the value after '=' is read (a bad VS name)" vsctl run --home=9x -- true
+st 2 "usage: run --home given twice" vsctl run --home base --home=www1 -- true
 st 3 "no daemon: no socket file" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list
 # top asks vsd on its own: the same classes
 st 3 "no daemon: top" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" top -b -n 1 -d 1

@@ -86,6 +86,7 @@ st 2 "usage: no command" vsctl
 st 2 "usage: unknown command" vsctl frobnicate
 st 2 "usage: create without a name" vsctl create
 st 2 "usage: an unknown option" vsctl create www1 --cpu 5% --cpux 1
+like "$(vsctl --socket 2>&1)" "^vsctl: option --socket needs a value$" "usage: --socket without its path says so"
 # run parses its own options, the same way: --opt=V, and each once
 st 7 "run --home=9x: the value after '=' is read (a bad VS name)" vsctl run --home=9x -- true
 st 2 "usage: run --home given twice" vsctl run --home base --home=www1 -- true

@@ -564,6 +564,8 @@ main(int argc, char **argv)
 			socket_path = argv[a] + 9;
 		} else if (strcmp(argv[a], "--json") == 0) {
 			json = 1;
+		} else if (strcmp(argv[a], "--socket") == 0) {
+			return vsctl_fail(VX_USAGE, "option --socket needs a value");
 		} else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
 			/* "vsctl --help --json" is "vsctl help --json" */
 			json |= later_json(argc, argv, a);

@@ -565,6 +565,8 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[a], "--json") == 0) {
 			json = 1;
 		} else if (strcmp(argv[a], "--socket") == 0) {
+			if (!json)
+				usage(stderr);
 			return vsctl_fail(VX_USAGE, "option --socket needs a value");
 		} else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
 			/* "vsctl --help --json" is "vsctl help --json" */

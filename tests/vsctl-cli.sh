@@ -57,6 +57,7 @@ ver=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$top_srcdir/configure.a
 is "$(vsctl --version)" "vsctl $ver" "vsctl --version says $ver"
 is "$("$VSD" --version)" "vsd $ver" "vsd --version says $ver"
 is "$(vsctl --json --version | json 'd["version"]')" "$ver" "vsctl --json --version"
+is "$(vsctl --version --json | json 'd["version"]')" "$ver" "vsctl --version --json: either order"
 
 # --- help ---------------------------------------------------------------------------
 out=$(vsctl help)
@@ -73,6 +74,8 @@ st 2 "vsctl help nosuch" vsctl help nosuch
 js "help" 0 vsctl help --json
 js "help create" 0 vsctl help create --json
 js "create --help" 0 vsctl create --help --json
+js "--json --help" 0 vsctl --json --help
+is "$(vsctl --help --json)" "$(vsctl help --json)" "vsctl --help --json is vsctl help --json"
 is "$(vsctl --json help create | json 'd["usage"].split()[0:2]')" '["create", "NAME"]' "help --json: the usage"
 like "$(vsctl --json help | json '" ".join(c["command"] for c in d["commands"])')" "^create set destroy list show" \
 	"help --json: the commands"
@@ -83,13 +86,20 @@ st 2 "usage: no command" vsctl
 st 2 "usage: unknown command" vsctl frobnicate
 st 2 "usage: create without a name" vsctl create
 st 2 "usage: an unknown option" vsctl create www1 --cpu 5% --cpux 1
+like "$(vsctl --socket 2>&1)" "^vsctl: option --socket needs a value$" "usage: --socket without its path says so"
+# run parses its own options, the same way: --opt=V, and each once
+st 7 "run --home=9x: the value after '=' is read (a bad VS name)" vsctl run --home=9x -- true
+st 2 "usage: run --home given twice" vsctl run --home base --home=www1 -- true
 st 3 "no daemon: no socket file" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list
+# top asks vsd on its own: the same classes
+st 3 "no daemon: top" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" top -b -n 1 -d 1
 python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' "$VSD_TMP/dead.sock"
 st 3 "no daemon: a socket nobody listens on" env VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list
 out=$(VSD_SOCKET="$VSD_TMP/dead.sock" "$VSCTL" list 2>&1)
 like "$out" "is vsd running\?" "and asks whether vsd runs"
 # EACCES on connect: the socket's directory is 0700 root
 st 4 "permission: nobody cannot reach the socket" as_nobody "$VSCTL" list
+st 4 "permission: nor with top" as_nobody "$VSCTL" top -b -n 1 -d 1
 out=$(as_nobody "$VSCTL" list 2>&1)
 like "$out" "Permission denied" "says permission denied"
 if printf '%s' "$out" | grep -q "is vsd running"; then
@@ -171,6 +181,11 @@ js "error: bad value" 7 vsctl create www3 --cpu 150% --json
 js "error: usage (vsctl's own)" 2 vsctl create --json
 js "error: unknown command" 2 vsctl --json frobnicate
 js "error: no daemon" 3 env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list --json
+js "error: no command" 2 vsctl --json
+js "error: an unknown global option (no usage on stderr)" 2 vsctl --json --frob
+# a live table and Prometheus text have no JSON form: refused, as JSON
+js "error: top --json" 2 vsctl top --json -b -n 1 -d 1
+js "error: metrics --json" 2 vsctl metrics --json
 js "error: check of a file with errors" 7 vsctl check --json "$R/over.rules"
 js "error: check of a missing file" 5 vsctl check --json "$R/none.rules"
 js "error: apply of a file with errors" 7 vsctl apply --json "$R/over.rules"
@@ -180,6 +195,13 @@ js "error: exec in no VS" 5 vsctl exec nosuch --json -- true
 js "error: run with a bad home" 7 vsctl run --json --home 9x -- true
 is "$(vsctl check --json --dump "$R/ok.rules" | json '"mem 1536M" in d["dump"]')" True \
 	"a rule file's mem 1.5G is 1536M"
+# a file apply would refuse for its mode: a warning, which --dump keeps
+cp "$R/ok.rules" "$R/open.rules"
+chmod 0666 "$R/open.rules"
+like "$(vsctl check --json "$R/open.rules" | json 'd["warnings"][0]')" "world-writable" \
+	"check --json: the mode is a warning"
+like "$(vsctl check --json --dump "$R/open.rules" | json 'd["warnings"][0]')" "world-writable" \
+	"check --json --dump keeps the warning"
 printf 'vs www4 cpu 1%% mem 1.5.5G\n' >"$R/badsize.rules"
 out=$(vsctl check "$R/badsize.rules" 2>&1)
 like "$out" "badsize.rules:1:20: mem '1.5.5G' is not a size" "a rule file's 1.5.5G: file:line:column and why"

@@ -20,23 +20,23 @@ M=$(mktemp -d /tmp/vsd-metrics.XXXXXX)
 on_exit "rm -rf $M"
 
 # --- bad options: a clear error, nothing made
-bad() {	# bad NAME WANT-REGEX VSD-ARGS...
-	local name=$1 want=$2 out st
-	shift 2
+bad() {	# bad NAME WANT-STATUS WANT-REGEX VSD-ARGS...: vsd(8) EXIT STATUS
+	local name=$1 want_st=$2 want=$3 out st
+	shift 3
 	out=$("$VSD" --foreground --socket "$M/bad.sock" --state-dir "$M/bad" \
 		--cgroup-root "vsd-tm$$" "$@" 2>&1); st=$?
-	if [ $st -ne 0 ] && printf '%s' "$out" | grep -Eq -- "$want" && [ ! -e "$M/bad.sock" ]; then
-		ok "$name"
+	if [ $st = "$want_st" ] && printf '%s' "$out" | grep -Eq -- "$want" && [ ! -e "$M/bad.sock" ]; then
+		ok "$name (exit $st)"
 	else
 		fail "$name"
 		diag "status $st: $out"
 	fi
 }
-bad "a relative --metrics-file is refused" "must be an absolute path" --metrics-file vsd.prom
-bad "a file not ending in .prom is refused" "ending in .prom" --metrics-file "$M/vsd.txt"
-bad "a missing directory is refused" "directory $M/nope" --metrics-file "$M/nope/vsd.prom"
-bad "--metrics-interval 0 is refused" "1 to 3600" --metrics-file "$M/vsd.prom" --metrics-interval 0
-bad "--metrics-interval alone is refused" "needs --metrics-file" --metrics-interval 5
+bad "a relative --metrics-file is refused" 7 "must be an absolute path" --metrics-file vsd.prom
+bad "a file not ending in .prom is refused" 7 "ending in .prom" --metrics-file "$M/vsd.txt"
+bad "a missing directory is refused" 5 "directory $M/nope" --metrics-file "$M/nope/vsd.prom"
+bad "--metrics-interval 0 is refused" 7 "1 to 3600" --metrics-file "$M/vsd.prom" --metrics-interval 0
+bad "--metrics-interval alone is refused" 2 "needs --metrics-file" --metrics-interval 5
 check "and no cgroup of that instance was made" sh -c "! ls -d /sys/fs/cgroup/*/vsd-tm$$ /sys/fs/cgroup/vsd-tm$$ 2>/dev/null | grep -q ."
 
 PROM=$M/vsd.prom

@@ -51,12 +51,48 @@ is "$?" 5 "set on a missing VS is refused (not found)"
 check "destroy forgets the missing VS" vsctl destroy gone
 is "$(vsctl list --json | json '[v["name"] for v in d]')" '["keep"]' "only keep remains"
 
+# A cgroup removed while vsd runs: with several hierarchies, one directory
+# can go while a process stays in the others. vsd reports the VS missing at
+# the next look, and destroy still refuses to kill that process without
+# --force (it once skipped the check for a missing VS).
+check "create half" vsctl create half --cpu 5% --pids 50
+halfdirs=$(vsctl show half --json | json '" ".join(d["cgroups"])')
+if [ "$(echo $halfdirs | wc -w)" -gt 1 ]; then
+	sleep 300 &
+	p2=$!
+	on_exit "kill $p2"
+	check "attach a process to half" vsctl attach half $p2
+	last=${halfdirs##* }
+	# out of the last hierarchy's VS directory, into vsd's own (its parent)
+	echo $p2 >"$(dirname "$last")/cgroup.procs" && rmdir "$last"
+	check "one of half's directories is gone" test ! -d "$last"
+	is "$(vsctl list --json | json '[v["status"] for v in d if v["name"] == "half"]')" '["missing"]' \
+		"list reports half missing while vsd runs"
+	like "$(vsctl show half)" "half .* missing" "show too"
+	grep -q "VS half: a cgroup of it disappeared" "$VSD_TMP/vsd.log" && ok "and vsd logs it" ||
+		fail "vsd logs the VS that went missing"
+	# as a restarted vsd finds it, too
+	vsd_stop TERM
+	vsd_start || fail "vsd restarts"
+	vsctl destroy half 2>/dev/null
+	is "$?" 6 "destroy of the missing VS with a process is refused without --force"
+	check "and the process lives" kill -0 $p2
+	check "destroy half --force" vsctl destroy half --force
+	# a zombie until this shell reaps it: gone or Z is killed
+	wait_until sh -c "! grep -q '^State:.*[RSD]' /proc/$p2/status 2>/dev/null" &&
+		ok "--force killed it" || fail "--force killed it"
+else
+	ok "# SKIP one hierarchy (pure cgroup v2): no directory can go while a process stays"
+	check "destroy half" vsctl destroy half
+fi
+
 # A killed daemon loses nothing either.
 vsd_stop KILL
 check "after SIGKILL the process is alive" kill -0 $p
 vsd_start || fail "vsd restarts after SIGKILL"
 is "$(vsctl show keep --json | json 'd["procs"]')" "[$p]" "adopted again after SIGKILL"
-check "new VSs get fresh ids after restart" sh -c "$VSCTL create third --cpu 5% && $VSCTL show third --json | grep -q '\"id\": 3'"
+# keep 1, gone 2, half 3: third is 4
+check "new VSs get fresh ids after restart" sh -c "$VSCTL create third --cpu 5% && $VSCTL show third --json | grep -q '\"id\": 4'"
 check "destroy keep --force" vsctl destroy keep --force
 check "destroy third" vsctl destroy third
 done_testing

@@ -120,6 +120,9 @@ vsctl_check(int argc, char **argv)
 		buf_json_str(&b, file);
 		buf_printf(&b, ", \"ok\": true, \"dump\": ");
 		buf_json_str(&b, out.p ? out.p : "");
+		/* the dump replaces the counts, not the warnings */
+		buf_printf(&b, ", \"warnings\": ");
+		buf_json_lines(&b, errs.len ? errs.p : NULL);
 		buf_printf(&b, "}\n");
 		fputs(b.p ? b.p : "", stdout);
 		buf_free(&b);

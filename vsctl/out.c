@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,20 @@ vsctl_fail(int vx, const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	return vsctl_fail_lines(vx, msg, NULL);
+}
+
+/* Why the connection failed, and its class: no daemon, or no permission. */
+int
+vsctl_connect_failed(const char *socket_path, int r)
+{
+	if (r == -EACCES || r == -EPERM)
+		return vsctl_fail(VX_PERM, "cannot connect to vsd at %s: %s (the socket is open "
+				  "to root and vsd's --group only)", socket_path, strerror(-r));
+	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK)
+		return vsctl_fail(VX_NODAEMON, "cannot connect to vsd at %s: %s (is vsd running?)",
+				  socket_path, strerror(-r));
+	return vsctl_fail(VX_INTERNAL, "cannot connect to vsd at %s: %s", socket_path,
+			  strerror(-r));
 }
 
 /* What `vsctl help CMD` says beyond the usage line; kept short, vsctl(8) has the rest. */
@@ -123,6 +138,11 @@ vsctl_help(const char *cmd, const char *usage, FILE *f)
 	fprintf(f, "usage: vsctl %s\n", usage);
 	if (text)
 		fprintf(f, "\n%s", text);
-	fprintf(f, "\nEvery command takes --json; see vsctl(8) for exit statuses.\n");
+	/* top and metrics print a format of their own, not JSON (vsctl(8)) */
+	if (strcmp(cmd, "top") == 0 || strcmp(cmd, "metrics") == 0)
+		fprintf(f, "\nIt has no --json output; see vsctl(8) for exit statuses.\n");
+	else
+		fprintf(f, "\nEvery command but top and metrics takes --json; see vsctl(8) for exit "
+			"statuses.\n");
 	return 0;
 }

@@ -14,6 +14,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,14 +63,29 @@ struct run_opts {
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
 };
 
-/* vsctl run's options, up to "--" and the command; 0, or an exit status. */
+/* vsctl run's options, up to "--" and the command; 0, or an exit status.
+ * As vsctl(8) says of every command: "--opt V" or "--opt=V", each once. */
 static int
 run_parse(int argc, char **argv, struct run_opts *o)
 {
+	static const struct {
+		const char *name;
+		size_t off;	/* of its const char * in struct run_opts */
+	} opts[] = {
+		{ "home", offsetof(struct run_opts, home) },
+		{ "name", offsetof(struct run_opts, name) },
+		{ "gate", offsetof(struct run_opts, gate) },
+		{ "conns-map", offsetof(struct run_opts, map) },
+		{ "window", offsetof(struct run_opts, window) },
+		{ "user", offsetof(struct run_opts, user) },
+		{ "group", offsetof(struct run_opts, group) },
+		{ "pm-qos", offsetof(struct run_opts, pmqos) },
+	};
 	int i;
 
 	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
+		const char *a = argv[i], *eq, **dst;
+		size_t k, len;
 
 		if (strcmp(a, "--") == 0) {
 			i++;
@@ -81,28 +97,23 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		}
 		if (strcmp(a, "--json") == 0)
 			continue;	/* main() saw it: errors are JSON */
-		if (i + 1 >= argc || a[0] != '-')
+		if (strncmp(a, "--", 2) != 0)
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
 			    "[--pm-qos on|off] -- CMD [ARGS...]", a);
-		if (strcmp(a, "--home") == 0)
-			o->home = argv[++i];
-		else if (strcmp(a, "--name") == 0)
-			o->name = argv[++i];
-		else if (strcmp(a, "--gate") == 0)
-			o->gate = argv[++i];
-		else if (strcmp(a, "--conns-map") == 0)
-			o->map = argv[++i];
-		else if (strcmp(a, "--window") == 0)
-			o->window = argv[++i];
-		else if (strcmp(a, "--user") == 0)
-			o->user = argv[++i];
-		else if (strcmp(a, "--group") == 0)
-			o->group = argv[++i];
-		else if (strcmp(a, "--pm-qos") == 0)
-			o->pmqos = argv[++i];
-		else
+		eq = strchr(a + 2, '=');
+		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+		for (k = 0; k < ARRAY_SIZE(opts); k++)
+			if (strlen(opts[k].name) == len && strncmp(opts[k].name, a + 2, len) == 0)
+				break;
+		if (k == ARRAY_SIZE(opts))
 			return vsctl_fail(VX_USAGE, "run: unknown option '%s'", a);
+		dst = (const char **)((char *)o + opts[k].off);
+		if (*dst)
+			return vsctl_fail(VX_USAGE, "run: option --%s given twice", opts[k].name);
+		if (!eq && i + 1 >= argc)
+			return vsctl_fail(VX_USAGE, "run: option --%s needs a value", opts[k].name);
+		*dst = eq ? eq + 1 : argv[++i];
 	}
 	o->cmd = i;
 	return 0;

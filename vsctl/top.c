@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "lib/buf.h"
+#include "lib/exitcode.h"
 #include "lib/proto.h"
 #include "lib/util.h"
 #include "vsctl.h"
@@ -106,7 +107,8 @@ sample_free(struct sample *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* One `stats` request; the rows sorted by name. 0, or an exit status. */
+/* One `stats` request; the rows sorted by name. 0, or an exit status
+ * (lib/exitcode.h: 3 no vsd, 4 permission...), the error said. */
 static int
 fetch(struct top *t, struct sample *s)
 {
@@ -120,16 +122,19 @@ fetch(struct top *t, struct sample *s)
 	r = proto_call(t->socket_path, &req, -1, &status, &body, 5000);
 	buf_free(&req);
 	if (r < 0) {
-		fprintf(stderr, "vsctl: top: %s vsd at %s: %s\n",
-		    status == PROTO_STATUS_UNSENT ? "cannot connect to" : "talking to",
-		    t->socket_path, strerror(-r));
 		buf_free(&body);
-		return 1;
+		if (status == PROTO_STATUS_UNSENT)
+			return vsctl_connect_failed(t->socket_path, r);
+		return vsctl_fail(VX_INTERNAL, "top: talking to vsd at %s: %s", t->socket_path,
+				  strerror(-r));
 	}
 	if (status != 0) {
-		fprintf(stderr, "vsctl: top: %s", body.p ? body.p : "refused\n");
+		/* vsd's class, as every other command exits with it */
+		while (body.len && body.p[body.len - 1] == '\n')
+			body.p[--body.len] = '\0';
+		r = vsctl_fail(vx_from_status(status), "top: %s", body.p ? body.p : "refused");
 		buf_free(&body);
-		return 1;
+		return r;
 	}
 	memset(s, 0, sizeof(*s));
 	for (line = body.p; line && *line; line = next) {
@@ -149,8 +154,7 @@ fetch(struct top *t, struct sample *s)
 			if (!(nv = realloc(s->v, cap * sizeof(*nv)))) {
 				buf_free(&body);
 				sample_free(s);
-				fprintf(stderr, "vsctl: top: out of memory\n");
-				return 1;
+				return vsctl_fail(VX_INTERNAL, "top: out of memory");
 			}
 			s->v = nv;
 		}
@@ -404,15 +408,18 @@ usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int
 usage_err(const char *fmt, ...)
 {
+	char msg[256];
 	va_list ap;
 
 	va_start(ap, fmt);
-	fprintf(stderr, "vsctl: top: ");
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nusage: vsctl top [-b] [-n ITERATIONS] [-d SECONDS] "
-	    "[-s cpu|mem|name|procs|conns|throttle|events]\n");
-	return 2;
+	/* under --json the error object alone, on stdout */
+	if (vsctl_json)
+		return vsctl_fail(VX_USAGE, "top: %s", msg);
+	fprintf(stderr, "vsctl: top: %s\nusage: vsctl top [-b] [-n ITERATIONS] [-d SECONDS] "
+	    "[-s cpu|mem|name|procs|conns|throttle|events]\n", msg);
+	return VX_USAGE;
 }
 
 int
@@ -424,6 +431,11 @@ vsctl_top(int argc, char **argv, const char *socket_path)
 	long it;
 	int i, r = 0;
 
+	/* a live table has no JSON form: show --json and list --json have
+	 * every VS's figures, metrics the same as Prometheus text */
+	if (vsctl_json)
+		return usage_err("no JSON output (a live table); list --json and show --json "
+		    "give the counters");
 	for (i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		char *end;

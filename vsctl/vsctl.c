@@ -35,20 +35,6 @@ struct cmdspec {
 	const char *usage;
 };
 
-/* Why the connection failed, and its class: no daemon, or no permission. */
-static int
-connect_failed(int r)
-{
-	if (r == -EACCES || r == -EPERM)
-		return vsctl_fail(VX_PERM, "cannot connect to vsd at %s: %s (the socket is open "
-				  "to root and vsd's --group only)", socket_path, strerror(-r));
-	if (r == -ENOENT || r == -ECONNREFUSED || r == -ENOTSOCK)
-		return vsctl_fail(VX_NODAEMON, "cannot connect to vsd at %s: %s (is vsd running?)",
-				  socket_path, strerror(-r));
-	return vsctl_fail(VX_INTERNAL, "cannot connect to vsd at %s: %s", socket_path,
-			  strerror(-r));
-}
-
 /*
  * Send a request, print the reply; returns the exit status: the reply's
  * status is the error class vsd chose (lib/exitcode.h), not guessed here
@@ -67,7 +53,7 @@ call(struct buf *req, int pass_fd, int quiet_ok)
 	if ((r = proto_call(socket_path, req, pass_fd, &status, &body, 0)) < 0) {
 		buf_free(&body);
 		if (status == PROTO_STATUS_UNSENT)
-			return connect_failed(r);
+			return vsctl_connect_failed(socket_path, r);
 		return vsctl_fail(VX_INTERNAL, "talking to vsd at %s: %s", socket_path, strerror(-r));
 	}
 	if (status == 0 && quiet_ok < 0) {
@@ -338,6 +324,16 @@ do_top(const struct cmdspec *c, int argc, char **argv)
 	return vsctl_top(argc, argv, socket_path);
 }
 
+/* The Prometheus text format is the answer: there is no JSON of it to give. */
+static int
+do_metrics(const struct cmdspec *c, int argc, char **argv)
+{
+	if (json)
+		return vsctl_fail(VX_USAGE, "metrics: no JSON output (it prints the Prometheus text "
+				  "format); list --json and show --json give the same figures");
+	return do_remote(c, argc, argv);
+}
+
 static int
 do_services(const struct cmdspec *c, int argc, char **argv)
 {
@@ -449,7 +445,7 @@ static const struct cmdspec cmds[] = {
 	{ "exec", do_exec, "name", exec_opts,
 	  "exec NAME [--user USER [--group GROUP]] -- CMD [ARGS...]" },
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
-	{ "metrics", do_remote, "", NULL, "metrics" },
+	{ "metrics", do_metrics, "", NULL, "metrics" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
 	  "[--user USER [--group GROUP]] [--pm-qos on|off] -- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
@@ -539,6 +535,19 @@ wants_help(int argc, char **argv)
 	return 0;
 }
 
+/* --json among the global options after argv[a], which end at the command. */
+static int
+later_json(int argc, char **argv, int a)
+{
+	for (a++; a < argc && argv[a][0] == '-'; a++) {
+		if (strcmp(argv[a], "--json") == 0)
+			return 1;
+		if (strcmp(argv[a], "--socket") == 0)
+			a++;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -555,21 +564,30 @@ main(int argc, char **argv)
 			socket_path = argv[a] + 9;
 		} else if (strcmp(argv[a], "--json") == 0) {
 			json = 1;
+		} else if (strcmp(argv[a], "--socket") == 0) {
+			if (!json)
+				usage(stderr);
+			return vsctl_fail(VX_USAGE, "option --socket needs a value");
 		} else if (strcmp(argv[a], "-h") == 0 || strcmp(argv[a], "--help") == 0) {
-			usage(stdout);
-			return 0;
+			/* "vsctl --help --json" is "vsctl help --json" */
+			json |= later_json(argc, argv, a);
+			return help(0, NULL);
 		} else if (strcmp(argv[a], "--version") == 0) {
-			if (json)
+			if (json || later_json(argc, argv, a))
 				printf("{\"name\": \"vsctl\", \"version\": \"%s\"}\n", PACKAGE_VERSION);
 			else
 				printf("vsctl %s\n", PACKAGE_VERSION);
 			return 0;
 		} else {
-			usage(stderr);
+			/* under --json, the error object alone (stderr stays empty) */
+			if (!json)
+				usage(stderr);
 			return vsctl_fail(VX_USAGE, "unknown option '%s'", argv[a]);
 		}
 	}
 	if (a == argc) {
+		if (json)
+			return vsctl_fail(VX_USAGE, "no command given (vsctl help lists them)");
 		usage(stderr);
 		return VX_USAGE;
 	}

@@ -38,5 +38,8 @@ extern int vsctl_json;
 int vsctl_fail(int vx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int vsctl_fail_lines(int vx, const char *msg, const char *lines);
 int vsctl_help(const char *cmd, const char *usage, FILE *f);
+/* A failed connect (-errno) to vsd at socket_path: its message and class,
+ * 3 (no daemon) or 4 (permission), as vsctl_fail. */
+int vsctl_connect_failed(const char *socket_path, int r);
 
 #endif

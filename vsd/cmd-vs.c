@@ -125,6 +125,8 @@ vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 	size_t n = 0, i;
 	int h;
 
+	/* first: it finds a VS whose cgroup went missing since the last look */
+	drift_check(d, vs, &dr, when);
 	if (vs->status == VS_OK) {
 		cg_vs_procs(&d->cg, vs, &pids, &n);
 		cg_vs_usage(&d->cg, vs, &u);
@@ -133,7 +135,6 @@ vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 	buf_json_str(b, vs->name);
 	buf_printf(b, ", \"id\": %" PRIu32 ", \"status\": \"%s\", \"drift\": ", vs->id,
 		   vs->status == VS_OK ? "ok" : "missing");
-	drift_check(d, vs, &dr, when);
 	drift_json(&dr, b);
 	buf_printf(b, ", \"cpu\": ");
 	json_pct(b, vs->lim.cpu);
@@ -181,7 +182,11 @@ vs_row(struct vsd *d, struct vs *vs, struct buf *b, const char *when, struct vs_
 	struct cg_usage u = { 0 };
 	pid_t *pl = NULL;
 	size_t n = 0;
+	int drifted;
 
+	/* first: it finds a VS whose cgroup went missing since the last
+	 * look, and it sets dr (empty for a missing VS) for show */
+	drifted = drift_check(d, vs, dr, when);
 	if (vs->status == VS_OK) {
 		cg_vs_procs(&d->cg, vs, &pl, &n);
 		cg_vs_usage(&d->cg, vs, &u);
@@ -193,7 +198,7 @@ vs_row(struct vsd *d, struct vs *vs, struct buf *b, const char *when, struct vs_
 		   vs->lim.cpu_max ? fmt_percent(vs->lim.cpu_max, cap, sizeof(cap)) : "-",
 		   vs->lim.mem_max ? fmt_size(vs->lim.mem_max, mem, sizeof(mem)) : "-",
 		   vs->lim.pids_max ? pids : "-", n, (double)u.cpu_usec / 1e6,
-		   vs->status != VS_OK ? "missing" : drift_check(d, vs, dr, when) ? "drift" : "ok");
+		   vs->status != VS_OK ? "missing" : drifted ? "drift" : "ok");
 }
 
 int
@@ -425,8 +430,11 @@ destroy_check(struct clear_ctx *x, struct reply *rep, size_t *own)
 	int r = 0;
 
 	*own = 0;
-	if (x->vs->status != VS_OK || cg_vs_pids_all(&d->cg, x->vs, &pids, &n) < 0)
-		return 0;
+	/* a missing VS too: what is left of it may hold processes, which
+	 * cg_vs_clear() would kill (cg_vs_pids_all skips a vanished dir) */
+	if ((r = cg_vs_pids_all(&d->cg, x->vs, &pids, &n)) < 0)
+		return reply_err(rep, r, "destroy: %s: cannot list its processes: %s",
+				 x->vs->name, strerror(-r));
 	for (i = 0; i < n && r == 0; i++) {
 		switch (guard_what(d, &x->g, pids[i], &s)) {
 		case GUARD_GONE:

@@ -2,6 +2,7 @@
 /* Limits changed behind vsd's back: see drift.h. */
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "drift.h"
@@ -38,7 +39,15 @@ drift_check(struct vsd *d, struct vs *vs, struct vs_drift *dr, const char *when)
 	dr->n = 0;
 	if (vs->status != VS_OK)
 		return 0;
-	if ((n = cg_vs_drift(&d->cg, vs, dr->v, CG_DRIFT_MAX)) < 0) {
+	if ((n = cg_vs_drift(&d->cg, vs, dr->v, CG_DRIFT_MAX)) == -ENOENT) {
+		/* a directory of the VS was removed behind vsd's back: the VS
+		 * is missing, as adopt() finds one at start (vsctl(8), status) */
+		vs->status = VS_MISSING;
+		log_warnx("%s: VS %s: a cgroup of it disappeared behind vsd's back; "
+			  "'vsctl destroy %s' forgets it", when, vs->name, vs->name);
+		return 0;
+	}
+	if (n < 0) {
 		log_warnx("%s: VS %s: cannot read its limits back: %s", when, vs->name,
 			  strerror(-n));
 		return 0;

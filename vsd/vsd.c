@@ -358,17 +358,22 @@ metrics_options(struct vsd *d, const struct options *o)
 {
 	const char *why;
 	uint64_t n = METRICS_INTERVAL_S;
+	int r;
 
+	/* the exit statuses of vsd(8): 2 usage, 7 a bad value, 5 no such directory */
 	if (o->metrics_interval && parse_u64(o->metrics_interval, 1, 3600, &n, &why) < 0)
-		fatalx("--metrics-interval %s %s (1 to 3600 seconds)", o->metrics_interval, why);
+		fatalx_status(VX_BADVALUE, "--metrics-interval %s %s (1 to 3600 seconds)",
+			      o->metrics_interval, why);
 	d->metrics_interval_s = (unsigned)n;
 	if (o->metrics_interval && !o->metrics_file)
-		fatalx("--metrics-interval needs --metrics-file");
-	if (o->metrics_file && metrics_set_file(d, o->metrics_file, &why) < 0)
-		fatalx("--metrics-file %s: %s", o->metrics_file, why ? why : strerror(ENOMEM));
+		fatalx_status(VX_USAGE, "--metrics-interval needs --metrics-file");
+	if (o->metrics_file && (r = metrics_set_file(d, o->metrics_file, &why)) < 0)
+		fatalx_status(vx_from_errno(r), "--metrics-file %s: %s", o->metrics_file,
+			      why ? why : strerror(-r));
 	/* the directory is the operator's (the collector's); vsd makes none */
 	if (o->metrics_file && access(d->metrics_dir, W_OK) < 0)
-		fatal("--metrics-file %s: directory %s", o->metrics_file, d->metrics_dir);
+		fatalx_status(vx_from_errno(errno), "--metrics-file %s: directory %s: %s",
+			      o->metrics_file, d->metrics_dir, strerror(errno));
 }
 
 /* --rules at start: a file that does not check stops vsd and changes nothing. */

@@ -57,15 +57,16 @@ vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c2"
 check "www1's requests are served in www1" served_in "$R/c1" www1
 check "www2's requests are served in www2" served_in "$R/c2" www2
 
-# --- killed: back within a second, the restart counted
+# --- killed: back at the first back-off step (100 ms; 10 s allows for a
+# slow VM, and is still far under the 30 s cap), the restart counted
 kill -KILL "$SPID"
 t0=$(date +%s%N)
 wait_until sh -c "[ \"\$(\"$VSCTL\" services --json | grep -o '\"pid\": [0-9]*' | head -1)\" != '\"pid\": $SPID' ] && [ \"\$(\"$VSCTL\" services --json | grep -o '\"state\": \"[a-z]*\"')\" = '\"state\": \"running\"' ]"
 t1=$(date +%s%N)
 NPID=$(svc echo "['pid']")
 diag "killed $SPID; $NPID serves after $(((t1 - t0) / 1000000)) ms"
-_all=1; [ "$NPID" != "$SPID" ] && [ $((t1 - t0)) -lt 1000000000 ] && _all=0
-check "SIGKILLed, the service is back within a second" [ $_all = 0 ]
+_all=1; [ "$NPID" != "$SPID" ] && [ $((t1 - t0)) -lt 10000000000 ] && _all=0
+check "SIGKILLed, the service is back at once (not after the back-off's cap)" [ $_all = 0 ]
 is "$(svc echo "['restarts']")" 1 "vsctl services counts the restart"
 is "$(svc echo "['last_exit']")" '{"signal": 9}' "and says how it ended"
 like "$(vsctl services)" "^echo +running +$NPID +1 +base" "the table shows state, pid and restarts"

@@ -68,7 +68,9 @@ kill "$run_pid"
 wait "$run_pid" 2>/dev/null
 printf 'vs grp1 cpu 5%%\n' >"$VSD_TMP/svc.rules"
 check "apply --prune stops the service" vsctl apply "$VSD_TMP/svc.rules" --prune
-vsctl destroy grp1 >/dev/null
+# the services' processes leave grp1 as they exit, after the answers above:
+# destroy (which refuses a VS that holds processes) once they are gone
+check "grp1 is destroyed once its services' processes are gone" wait_until quiet vsctl destroy grp1
 
 # --- a member acts only on its own processes (vsd(8), ACCESS)
 member() { setpriv --reuid=65534 --regid=65534 --groups="$gid" "$@"; }

@@ -90,6 +90,11 @@ like "$(vsctl --socket 2>&1)" "^vsctl: option --socket needs a value$" "usage: -
 # run parses its own options, the same way: --opt=V, and each once
 st 7 "run --home=9x: the value after '=' is read (a bad VS name)" vsctl run --home=9x -- true
 st 2 "usage: run --home given twice" vsctl run --home base --home=www1 -- true
+st 2 "usage: run --gate given twice" vsctl run --gate accept --gate=accept --home base -- true
+# --gate accept once is the documented form, not a repeat of the default
+st 7 "run --gate accept (once) is taken: the bad VS name is what is refused" \
+	vsctl run --gate accept --home 9x -- true
+st 7 "run --gate=nosuch: an unknown gate is a bad value" vsctl run --gate=nosuch --home base -- true
 st 3 "no daemon: no socket file" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" list
 # top asks vsd on its own: the same classes
 st 3 "no daemon: top" env VSD_SOCKET="$VSD_TMP/none.sock" "$VSCTL" top -b -n 1 -d 1

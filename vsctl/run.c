@@ -240,11 +240,16 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 int
 vsctl_run(int argc, char **argv, const char *socket_path)
 {
-	struct run_opts o = { .gate = "accept" };
+	struct run_opts o = { 0 };
 	char dir[PATH_MAX], status[PATH_MAX];
 	int r;
 
-	if ((r = run_parse(argc, argv, &o)) != 0 || (r = run_check(argc, argv, &o)) != 0)
+	if ((r = run_parse(argc, argv, &o)) != 0)
+		return r;
+	if (!o.gate)
+		o.gate = "accept";	/* the default, after the parse: it counts
+					 * a given option only once */
+	if ((r = run_check(argc, argv, &o)) != 0)
 		return r;
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0 ||
 	    path_fmt(status, sizeof(status), "%s/%s.sock", dir, o.name) < 0)

@@ -68,7 +68,8 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results, one file per topic (benchmarks/RESULTS.md is their index).
-dist_noinst_DATA += benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-favordynmods.csv
+dist_noinst_DATA += benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-favordynmods.csv \
+	benchmarks/results/accept-cost-pmqos.csv
 dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
 	benchmarks/results/netshare.md benchmarks/results/netshare.csv \

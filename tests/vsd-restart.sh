@@ -56,6 +56,14 @@ is "$(vsctl list --json | json '[v["name"] for v in d]')" '["keep"]' "only keep 
 # the next look, and destroy still refuses to kill that process without
 # --force (it once skipped the check for a missing VS). With one (pure v2),
 # an empty VS's directory goes, and vsd reports it missing while it runs.
+# half_is_missing: what a VS whose directory went while vsd runs looks like
+half_is_missing() {
+	is "$(vsctl list --json | json '[v["status"] for v in d if v["name"] == "half"]')" '["missing"]' \
+		"list reports half missing while vsd runs"
+	like "$(vsctl show half)" "half .* missing" "show too"
+	grep -q "VS half: a cgroup of it disappeared" "$VSD_TMP/vsd.log" && ok "and vsd logs it" ||
+		fail "vsd logs the VS that went missing"
+}
 check "create half" vsctl create half --cpu 5% --pids 50
 halfdirs=$(vsctl show half --json | json '" ".join(d["cgroups"])')
 if [ "$(echo $halfdirs | wc -w)" -gt 1 ]; then
@@ -67,11 +75,7 @@ if [ "$(echo $halfdirs | wc -w)" -gt 1 ]; then
 	# out of the last hierarchy's VS directory, into vsd's own (its parent)
 	echo $p2 >"$(dirname "$last")/cgroup.procs" && rmdir "$last"
 	check "one of half's directories is gone" test ! -d "$last"
-	is "$(vsctl list --json | json '[v["status"] for v in d if v["name"] == "half"]')" '["missing"]' \
-		"list reports half missing while vsd runs"
-	like "$(vsctl show half)" "half .* missing" "show too"
-	grep -q "VS half: a cgroup of it disappeared" "$VSD_TMP/vsd.log" && ok "and vsd logs it" ||
-		fail "vsd logs the VS that went missing"
+	half_is_missing
 	# as a restarted vsd finds it, too
 	vsd_stop TERM
 	vsd_start || fail "vsd restarts"
@@ -87,11 +91,7 @@ else
 	# stays in it; an empty VS's can, and vsd must see that while it runs
 	find "$halfdirs" -depth -type d -exec rmdir {} \;
 	check "half's directory is gone" test ! -d "$halfdirs"
-	is "$(vsctl list --json | json '[v["status"] for v in d if v["name"] == "half"]')" '["missing"]' \
-		"list reports half missing while vsd runs"
-	like "$(vsctl show half)" "half .* missing" "show too"
-	grep -q "VS half: a cgroup of it disappeared" "$VSD_TMP/vsd.log" && ok "and vsd logs it" ||
-		fail "vsd logs the VS that went missing"
+	half_is_missing
 	vsctl set half --cpu 10% 2>/dev/null
 	is "$?" 5 "set on the missing VS is refused (not found)"
 	check "destroy forgets half" vsctl destroy half

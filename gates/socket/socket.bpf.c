@@ -71,6 +71,30 @@ struct {
 	__type(value, struct vsd_connlim);
 } vsd_connlim SEC(".maps");
 
+/* Gated listeners and their arrival rings: gates/socket/socket.h. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VSD_GATED_MAX);
+	__type(key, struct vsd_gated_key);
+	__type(value, struct vsd_gated_val);
+} vsd_gated SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);		/* TCP port */
+	__type(value, __u32);		/* gated listeners on it */
+} vsd_gports SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VSD_RINGS_MAX);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct vsd_ring);
+} vsd_rings SEC(".maps");
+
 static __always_inline void stat_inc(__u32 idx)
 {
 	__u64 *v = bpf_map_lookup_elem(&vsd_stats, &idx);
@@ -357,6 +381,68 @@ static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 }
 
 /*
+ * The VS recorded for the connecting side of the connection skops is the
+ * accepting side of (the key the accept gate builds from an accepted
+ * socket); 0 if none.  A slot is read as user space reads it: seq, the
+ * copy, seq again.
+ */
+static __always_inline __u32 conn_find_vs(struct bpf_sock_ops *skops)
+{
+	struct vsd_conn_key k;
+	struct vsd_conn_slot *s;
+	__u32 h, i, seq, vs_id;
+
+	conn_key(skops, 1, &k);
+	k.dir = VSD_DIR_ACTIVE;
+	h = vsd_conn_hash(&k);
+#pragma nounroll
+	for (i = 0; i < VSD_CONN_PROBE; i++) {
+		if (!(s = slot_at(h, i)))
+			return 0;
+		seq = *(volatile __u32 *)&s->seq;
+		if (VSD_SLOT_STATE(seq) == VSD_SLOT_EMPTY)
+			return 0;
+		if (VSD_SLOT_STATE(seq) != VSD_SLOT_LIVE || !vsd_conn_key_eq(&s->key, &k))
+			continue;
+		vs_id = s->val.vs_id;
+		if (*(volatile __u32 *)&s->seq == seq)
+			return vs_id;
+	}
+	return 0;
+}
+
+/*
+ * A connection to a gated listener reached its accept queue: append it to
+ * the listener's ring (gates/socket/socket.h), so the accept gate knows the
+ * queue's order by VS.  Runs before the listener is woken.
+ */
+static __always_inline void ring_note(struct bpf_sock_ops *skops)
+{
+	struct vsd_gated_key gk = {
+		.netns = bpf_get_netns_cookie(skops),
+		.port = skops->local_port,
+	};
+	struct vsd_gated_val *gv;
+	struct vsd_ring_slot *s;
+	struct vsd_ring *r;
+	__u32 ring, seq, vs_id;
+	__u64 pos;
+
+	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)))
+		return;
+	ring = gv->ring;
+	if (!(r = bpf_map_lookup_elem(&vsd_rings, &ring)))
+		return;
+	vs_id = conn_find_vs(skops);
+	pos = __sync_fetch_and_add(&r->head, 1);
+	s = &r->slot[pos & (VSD_RING_SLOTS - 1)];
+	s->cookie = bpf_get_socket_cookie(skops);
+	s->vs_id = vs_id;
+	seq = *(volatile __u32 *)&s->seq;
+	__sync_val_compare_and_swap(&s->seq, seq, (__u32)pos + 1);
+}
+
+/*
  * A recorded connection changed state; its entry goes when the connection
  * closes, and then the state callback is switched off for the socket: it
  * would run up to twice more for nothing, and every sockops run costs the
@@ -431,6 +517,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 		conn_add(skops, 0, cfg);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
+		ring_note(skops);
 		conn_add(skops, 1, cfg);
 		break;
 	}

@@ -21,6 +21,9 @@
 #define VSD_MAP_STATS		"vsd_stats"
 #define VSD_MAP_VSCONNS		"vsd_vsconns"
 #define VSD_MAP_CONNLIM		"vsd_connlim"
+#define VSD_MAP_GATED		"vsd_gated"
+#define VSD_MAP_GPORTS		"vsd_gports"
+#define VSD_MAP_RINGS		"vsd_rings"
 
 /*
  * Slots of the connection table, a power of two: 8 MB.  With the probe
@@ -250,8 +253,78 @@ struct vsd_connlim {
 	__u32 rsv;		/* per VS, outgoing and incoming each */
 	__u32 pool;		/* outgoing entries past the VSs' reserves */
 	__u32 pool_used;
+	__u32 flags;		/* VSD_CONNLIM_* */
+};
+
+/*
+ * Which connections are recorded.  By default only those whose destination
+ * port has a gated listener (vsd_gports below): the accept gate needs no
+ * other, and every entry costs the connection an insert and a delete.
+ * VSD_CONNLIM_ALL (vsd --record-conns all): every TCP connection of a VS,
+ * both sides, for vsctl conns.
+ */
+#define VSD_CONNLIM_ALL		(1u << 0)
+
+/*
+ * Gated listeners and their arrival rings (the accept gate's fast path,
+ * gates/accept/fastpath.c).  An accept gate registers each TCP listener it
+ * gates: the key {network namespace cookie, local port} in vsd_gated, with
+ * the index of a ring in vsd_rings it owns, and the port's count in
+ * vsd_gports goes up by one.
+ *
+ * When a connection to a registered listener is established on the
+ * accepting side (sockops PASSIVE_ESTABLISHED, which runs after the child
+ * is in the listener's accept queue and before the listener is woken),
+ * the program appends {socket cookie, VS of the connecting side} to the
+ * listener's ring: the VS comes from the connecting side's entry in the
+ * connection table (0 if it has none: another host, or not recorded).  So
+ * the gate knows the kernel's accept queue, in order and by VS, without
+ * accepting from it.
+ *
+ * A ring: head is the next position, taken with one atomic add; the slot at
+ * pos % VSD_RING_SLOTS gets cookie and vs_id and then seq = (u32)(pos + 1)
+ * with a compare-and-swap (a full barrier: seq is written last).  A reader
+ * takes a slot only if its seq says pos + 1 before and after copying it;
+ * an older seq means not written yet, a newer one that the reader fell
+ * more than a ring behind (it then trusts the ring no more until the
+ * accept queue has been emptied, see fastpath.c).
+ *
+ * vsd_gports counts gated listeners per TCP port in any namespace: the
+ * connecting side's entry is recorded for a destination port that has one
+ * (see VSD_CONNLIM_ALL).  A gate that dies without unregistering leaves
+ * its count and key behind: the next gate to register takes over keys of
+ * owners that are gone (owner is the gate's pid).  vsd makes the maps and
+ * pins them next to the table; gates hold them open, as the table.
+ */
+#define VSD_GATED_MAX		256
+#define VSD_RINGS_MAX		64
+#define VSD_RING_SLOTS		1024
+#define VSD_RING_NONE		0xffffffffu
+
+struct vsd_gated_key {
+	__u64 netns;		/* SO_NETNS_COOKIE of the listener */
+	__u32 port;		/* its local port, host order */
 	__u32 pad;
 };
+
+struct vsd_gated_val {
+	__u32 ring;		/* index into vsd_rings, or VSD_RING_NONE */
+	__u32 owner;		/* the registering gate's pid */
+};
+
+struct vsd_ring_slot {
+	__u64 cookie;		/* SO_COOKIE of the accepted (child) socket */
+	__u32 vs_id;		/* the connecting side's VS, 0 = unknown */
+	__u32 seq;		/* (u32)(pos + 1) once written */
+};
+
+struct vsd_ring {
+	__u64 head;		/* next position; only ever grows */
+	__u64 pad[7];		/* head alone in its cache line */
+	struct vsd_ring_slot slot[VSD_RING_SLOTS];
+};
+
+_Static_assert((VSD_RING_SLOTS & (VSD_RING_SLOTS - 1)) == 0, "VSD_RING_SLOTS is a power of two");
 
 /* Indices into the per-CPU stats array map. */
 enum vsd_stat {

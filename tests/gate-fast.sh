@@ -96,6 +96,59 @@ check "race: requests begun in another VS ($wrong) <= moves while serving + drop
 	[ "$wrong" -le "$bound" ]
 stop
 
+# --- the semantics of accept on the fast path (tests/gate-semantics.sh
+# tests them on the drain path: it runs without the socket gate)
+cl() { vsctl exec www1 -- "$CLIENT" -p "$PORT" "$@"; }
+used() { [ $(( $(fast "$1" continued) + $(fast "$1" direct) )) -gt 0 ]; }
+start nb "" -m nonblock || fail "the non-blocking service starts"
+cl -n 200 -j 4 > "$R/nb.c"
+_all=1; grep -q "ok 200 bad 0" "$R/nb.c" && [ "$(stat nb eagain)" -gt 0 ] && used nb && _all=0
+check "non-blocking: 200 served once each, EAGAIN with nothing queued, fast path used" [ $_all = 0 ]
+stop
+start ev "" -m evloop || fail "the event-loop service starts"
+cl -n 1 -r "spin 400" > /dev/null &
+BUSY=$!
+sleep 0.1
+timeout 10 "$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 5 -j 5 > "$R/ev.c"
+wait $BUSY
+_all=1; grep -q "ok 5 bad 0" "$R/ev.c" && used ev && _all=0
+diag "event loop: $(cat "$R/ev.c"); continued $(fast ev continued), direct $(fast ev direct), handed $(stat ev handed)"
+check "event loop: 5 connections queued behind a busy server all served" [ $_all = 0 ]
+stop
+start a4 "" -4 both || fail "the accept4 service starts"
+cl -n 30 -b 31000 -v > "$R/a4.c"
+_all=1
+[ "$(grep -c 'cloexec=1 nonblock=1 peer=127.0.0.1:310[0-9][0-9] peerlen=16' "$R/a4.c")" = 30 ] && used a4 && _all=0
+check "accept4(SOCK_CLOEXEC|SOCK_NONBLOCK): flags and peer address on all 30, fast path used" [ $_all = 0 ]
+stop
+start intr "" || fail "the service starts"
+SPID=$(svc intr "['pid']")
+cl -n 20 > /dev/null	# a run of one VS: the thread then waits in the kernel
+kill -USR1 "$SPID"
+check "a signal during an accept waiting in the kernel gives EINTR" wait_until grep -q "^eintr" "$R/intr.log"
+check "accept works after EINTR" quiet cl -n 1
+( while kill -USR1 "$SPID" 2>/dev/null; do sleep 0.001; done ) &
+SIGGER=$!
+cl -n 2000 -j 8 > "$R/intr.c"
+r=$?
+kill $SIGGER 2>/dev/null; wait $SIGGER 2>/dev/null
+_all=1; [ $r = 0 ] && grep -q "ok 2000 bad 0" "$R/intr.c" && _all=0
+check "2000 connections under a signal storm: all answered once" [ $_all = 0 ]
+diag "$(cat "$R/intr.c"); EINTRs: $(grep -c '^eintr' "$R/intr.log"); continued $(fast intr continued), direct $(fast intr direct), handed $(stat intr handed)"
+stop
+for how in "-n 4" "-T 4"; do
+	k=$(echo "${how#-}" | cut -c1 | tr A-Z a-z)	# a service name is lower-case
+	start "once$k" "" $how || fail "the service starts ($how)"
+	cl -n 5000 -j 16 > "$R/once$k.c"
+	r=$?
+	u=$(used "once$k" && echo yes)
+	stop
+	_all=1; [ $r = 0 ] && grep -q "ok 5000 bad 0" "$R/once$k.c" && [ "$u" = yes ] && _all=0
+	check "gate-server $how, 5000 connections: each answered exactly once, fast path used" [ $_all = 0 ]
+	is "$(awk '/^served/ { s += $2 } END { print s }' "$R/once$k.log")" 5001 \
+		"gate-server $how: accepted 5001 in all (with start's probe), none twice"
+done
+
 # --- exact: no thread waits in the kernel, still no hand-over
 start exact exact || fail "the service starts with --fast exact"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 200 -v > "$R/exact"
@@ -116,11 +169,16 @@ stop
 # --- a killed supervisor while a thread waits in the kernel: the guard
 # wakes it, its next accept fails (ENOSYS), the service ends and frees
 # the port; without the guard it would wait for the next client
-start guard "" || fail "the service starts"
-vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 > /dev/null
-indirect() { [ "$(fast guard direct)" -gt 0 ]; }
-wait_until indirect || diag "no thread has waited in the kernel yet"
-SPID=$(svc guard "['pid']") SUP=$(svc guard "['supervisor']")
+# through sh, which forks (the "; true"): the server is not the child that
+# the supervisor's PR_SET_PDEATHSIG reaches, so only the guard can wake it
+"$VSCTL" run --home base --name guard -- sh -c "'$SERVER' -p $PORT; true" > "$R/guard.log" 2>&1 &
+RUN=$!
+wait_until running guard && wait_until quiet "$CLIENT" -p "$PORT" -n 1 || fail "the service starts"
+# clients a process apart: the thread waits in the kernel after them
+vsctl exec www1 -- sh -c "for i in \$(seq 12); do '$CLIENT' -p $PORT -n 1; done" > /dev/null
+in_kernel() { [ "$(fast guard in_kernel)" = 1 ]; }
+check "a thread waits in the kernel's accept (status in_kernel 1)" wait_until in_kernel
+SPID=$(server_procs) SUP=$(svc guard "['supervisor']")
 GUARD=$(pgrep -P "$SUP" -x vsd-gate-guard)
 check "the supervisor has a guard" [ -n "$GUARD" ]
 kill -KILL "$SUP"

@@ -740,11 +740,8 @@ fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
 		if (f->direct == th)
 			direct_end(f);
 	}
-	if (l->wait_head)
-		return 0;
-	if (flags & SOCK_NONBLOCK)
-		fl = O_NONBLOCK;
-	else if ((fl = fcntl(l->fd, F_GETFL)) < 0)
+	(void)flags;	/* accept4's SOCK_NONBLOCK is the new socket's, not the call's */
+	if (l->wait_head || (fl = fcntl(l->fd, F_GETFL)) < 0)
 		return 0;
 	return fp_let_through(g, l, th, id, !(fl & O_NONBLOCK), now);
 }
@@ -759,10 +756,10 @@ fp_ready(struct gate *g, struct gated_listener *l)
 		return 1;	/* not now: the drain would take what is promised */
 	while (l->wait_head) {
 		struct pending_accept *w = l->wait_head;
-		struct service_thread *th = w->th;
-		uint64_t id = w->id;
+		int fl = fcntl(l->fd, F_GETFL);
 
-		if (!fp_let_through(g, l, th, id, 1, now))
+		/* a non-blocking caller waits only while gate.c answers it */
+		if (fl < 0 || !fp_let_through(g, l, w->th, w->id, !(fl & O_NONBLOCK), now))
 			break;
 		gate_waiter_done(g, w);
 	}

@@ -60,15 +60,19 @@ queued(struct gate *g, const struct gate_vs *v)
  * (VS names need no quoting), so that a client needs no JSON parser: a
  * "service" line, then a "vs" line per VS served, queued or home.
  */
-/* Listeners on the fast path (registered with the socket gate). */
+/* Listeners on the fast path (registered with the socket gate), and those
+ * with a thread waiting in the kernel's accept now. */
 static size_t
-fast_listeners(struct gate *g)
+fast_listeners(struct gate *g, size_t *in_kernel)
 {
 	struct gated_listener *l;
 	size_t n = 0;
 
-	for (l = g->listeners; l; l = l->next)
+	*in_kernel = 0;
+	for (l = g->listeners; l; l = l->next) {
 		n += l->fp != NULL;
+		*in_kernel += fp_pollfd(l) >= 0;
+	}
 	return n;
 }
 
@@ -115,6 +119,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	struct thr_ctx x = { g, b, 0 };
 	unsigned p50, p99, max;
 	uint64_t nb, wn;
+	size_t nfl, nik;
 	pid_t wpid;
 	size_t i;
 	int n = 0;
@@ -177,11 +182,13 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->by_content,
 	    (unsigned long long)g->attrs_nomatch, (unsigned long long)g->attrs_bad,
 	    (unsigned long long)g->attrs_timeout);
-	buf_printf(b, ", \"fast\": {\"mode\": \"%s\", \"listeners\": %zu, \"continued\": %llu, "
+	nfl = fast_listeners(g, &nik);
+	buf_printf(b, ", \"fast\": {\"mode\": \"%s\", \"listeners\": %zu, \"in_kernel\": %zu, "
+	    "\"continued\": %llu, "
 	    "\"direct\": %llu, \"direct_moved\": %llu, "
 	    "\"direct_cpu_usec\": %llu, \"direct_cpu_max_usec\": %llu, \"resync\": %llu, "
 	    "\"stale\": %llu}",
-	    gate_fast_name(g->fast), fast_listeners(g), (unsigned long long)g->fp_continued,
+	    gate_fast_name(g->fast), nfl, nik, (unsigned long long)g->fp_continued,
 	    (unsigned long long)g->fp_direct, (unsigned long long)g->fp_direct_moved,
 	    (unsigned long long)(g->fp_direct_cpu_ns / 1000),
 	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,

@@ -438,7 +438,7 @@ fp_attach(struct gate *g, struct gated_listener *l)
 	    !(f->rb = ring_buffer__new(f->rb_fd, on_record, f, NULL)))
 		goto fail_unlock;
 	f->ctl = &ringctl[f->ring];
-	__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
 	f->dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
 	v = (struct vsd_gated_val){ .ring = f->ring, .owner = (uint32_t)getpid() };
 	if (bpf_map_update_elem(gated_fd, &f->key, &v, BPF_NOEXIST) < 0)
@@ -526,7 +526,20 @@ direct_end(struct fp_listener *f)
 		f->direct->direct_l = NULL;
 	f->direct = NULL;
 	guard_live(f, 0);
-	__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * While a thread waits in the kernel: wake us for an arrival of a VS other
+ * than vs, the one it sits in (it must be moved; one of vs needs nothing,
+ * and we read its record at the thread's next accept), or for every
+ * arrival while other threads wait in the gate (they must be served).
+ */
+static void
+wake_set(struct gated_listener *l, uint32_t vs)
+{
+	__atomic_store_n(&l->fp->ctl->wake, l->wait_head || !vs ? VSD_WAKE_ALWAYS : vs,
+	    __ATOMIC_SEQ_CST);
 }
 
 /* The VS a record names, as the drain path would queue it (home if unknown). */
@@ -690,7 +703,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	 * last time, in case this thread is to wait in the kernel: an
 	 * arrival after the look then wakes us */
 	if (blocking && g->fast == GATE_FAST_ON)
-		__atomic_store_n(&f->ctl->wake, 1, __ATOMIC_SEQ_CST);
+		wake_set(l, th->bound);
 	qlen = fp_sync(g, l, now);
 	if (qlen == 0 && f->qn == 0 && f->expect == 0 && blocking && g->fast == GATE_FAST_ON &&
 	    direct_fits(g, f, th)) {
@@ -704,7 +717,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 		return 1;
 	}
 	if (blocking)
-		__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
 	if (qlen <= 0 || (int)f->expect >= qlen || f->qn == 0)
 		return 0;
 	e = q_at(f, 0);
@@ -752,8 +765,11 @@ fp_ready(struct gate *g, struct gated_listener *l)
 	struct fp_listener *f = l->fp;
 	uint64_t now = now_ns();
 
-	if (fp_sync(g, l, now) < 0 && (f->expect || f->direct))
+	if (fp_sync(g, l, now) < 0 && (f->expect || f->direct)) {
+		if (f->direct)
+			wake_set(l, 0);	/* threads wait in the gate now */
 		return 1;	/* not now: the drain would take what is promised */
+	}
 	while (l->wait_head) {
 		struct pending_accept *w = l->wait_head;
 		int fl = fcntl(l->fd, F_GETFL);
@@ -765,6 +781,8 @@ fp_ready(struct gate *g, struct gated_listener *l)
 	}
 	if (!l->wait_head)
 		return 1;
+	if (f->direct)
+		wake_set(l, 0);	/* threads wait in the gate now */
 	/* threads wait; the drain may run only if nobody else can dequeue */
 	return f->expect || f->direct;
 }

@@ -439,7 +439,7 @@ static __always_inline void ring_note(struct bpf_sock_ops *skops)
 	struct vsd_gated_val *gv;
 	struct vsd_ringctl *ctl;
 	void *ring;
-	__u32 idx;
+	__u32 idx, wake;
 
 	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)))
 		return;
@@ -450,8 +450,10 @@ static __always_inline void ring_note(struct bpf_sock_ops *skops)
 	a.cookie = bpf_get_socket_cookie(skops);
 	a.t = bpf_ktime_get_ns();
 	a.vs_id = conn_find_vs(skops);
-	if (bpf_ringbuf_output(ring, &a, sizeof(a),
-			       *(volatile __u32 *)&ctl->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
+	wake = *(volatile __u32 *)&ctl->wake;
+	if (bpf_ringbuf_output(ring, &a, sizeof(a), wake == VSD_WAKE_ALWAYS ||
+			       (wake != VSD_WAKE_NEVER && wake != a.vs_id) ?
+			       BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
 		__sync_fetch_and_add(&ctl->dropped, 1);
 }
 

@@ -281,9 +281,11 @@ struct vsd_connlim {
  * child's socket cookie, the time, and the VS of the connecting side from
  * its entry in the connection table (0 if it has none: another host, or
  * not recorded).  So the gate knows the kernel's accept queue, in order
- * and by VS, without accepting from it.  The ring wakes the gate only
- * while vsd_ringctl[ring].wake is set (the gate has let a thread block in
- * the kernel's accept and must re-bind it when a connection comes); a
+ * and by VS, without accepting from it.  The ring wakes the gate only as
+ * vsd_ringctl[ring].wake says: while the gate has let a thread block in
+ * the kernel's accept, for an arrival of a VS other than the one that
+ * thread sits in (it must be re-bound), or for every arrival while other
+ * threads wait in the gate; a
  * record the ring had no room for is counted in vsd_ringctl[ring].dropped,
  * and the gate then trusts the ring no more until the accept queue has been
  * emptied.
@@ -310,8 +312,13 @@ struct vsd_gated_val {
 	__u32 owner;		/* the registering gate's pid */
 };
 
+/* vsd_ringctl.wake: when an arrival wakes the gate */
+#define VSD_WAKE_NEVER		0u
+#define VSD_WAKE_ALWAYS		0xffffffffu
+/* any other value: a VS id; wake for an arrival of any other VS */
+
 struct vsd_ringctl {
-	__u32 wake;		/* non-zero: wake the gate for each arrival */
+	__u32 wake;		/* VSD_WAKE_* or a VS id */
 	__u32 pad;
 	__u64 dropped;		/* arrivals the ring had no room for */
 };

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
@@ -83,6 +84,42 @@ gate_socket_connlim(const struct gate_socket *g, struct vsd_connlim *out)
 	out->rsv = __atomic_load_n(&g->lim->rsv, __ATOMIC_RELAXED);
 	out->pool = __atomic_load_n(&g->lim->pool, __ATOMIC_RELAXED);
 	out->pool_used = __atomic_load_n(&g->lim->pool_used, __ATOMIC_RELAXED);
+	out->flags = __atomic_load_n(&g->lim->flags, __ATOMIC_RELAXED);
+}
+
+int
+gate_socket_set_record_all(struct gate_socket *g, int all)
+{
+	uint32_t old;
+
+	if (!g->lim)
+		return -ENODEV;
+	/* the other bits are not ours to change */
+	if (all)
+		old = __atomic_fetch_or(&g->lim->flags, VSD_CONNLIM_ALL, __ATOMIC_SEQ_CST);
+	else
+		old = __atomic_fetch_and(&g->lim->flags, ~VSD_CONNLIM_ALL, __ATOMIC_SEQ_CST);
+	return !!(old & VSD_CONNLIM_ALL);
+}
+
+int
+gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta)
+{
+	size_t len = 65536 * VSD_GPORTS_STRIDE;
+	uint32_t *n, v;
+	char *p;
+
+	/* through the mapping, atomically, as the accept gates count */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g->map_fd[GS_MAP_GPORTS], 0);
+	if (p == MAP_FAILED) {
+		int r = -errno;
+		log_warn("socket gate: cannot map %s", VSD_MAP_GPORTS);
+		return r;
+	}
+	n = (uint32_t *)(p + (size_t)port * VSD_GPORTS_STRIDE);
+	v = __atomic_add_fetch(n, (uint32_t)delta, __ATOMIC_SEQ_CST);
+	munmap(p, len);
+	return (int)v;
 }
 
 int

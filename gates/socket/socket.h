@@ -296,6 +296,12 @@ struct vsd_connlim {
  * owners that are gone (owner is the gate's pid).  vsd makes the maps and
  * pins them next to the table; gates hold them open, as the table.
  */
+/*
+ * Mapped, vsd_gports holds port p's count at byte p * VSD_GPORTS_STRIDE,
+ * not p * 4: an array map's elements are 8-byte aligned (the kernel rounds
+ * the value size up to 8, kernel/bpf/arraymap.c).
+ */
+#define VSD_GPORTS_STRIDE	8
 #define VSD_GATED_MAX		256
 #define VSD_RINGS_MAX		64
 #define VSD_RING_SLOTS		1024

@@ -529,7 +529,6 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	cfg = vs_cfg();
 	if (!cfg)
 		return 1;
-	lim = connlim();
 	switch (op) {
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
@@ -540,15 +539,17 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		/*
 		 * The connecting side: for a gated destination (the accept
-		 * gate classifies by it), or all.  Not recorded: no entry,
-		 * no state callback, nothing more runs for this socket.
+		 * gate classifies by it), or all.  Not recorded: no entry
+		 * and no state callbacks for this socket.
 		 */
+		lim = connlim();
 		if (port_recorded(lim, (__u16)bpf_ntohl(skops->remote_port)))
 			conn_add(skops, 0, cfg, lim);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		ring_note(skops);
 		/* The accepting side's entry serves vsctl conns only. */
+		lim = connlim();
 		if (lim && (*(volatile __u32 *)&lim->flags & VSD_CONNLIM_ALL))
 			conn_add(skops, 1, cfg, lim);
 		break;

@@ -106,20 +106,32 @@ int
 gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta)
 {
 	size_t len = 65536 * VSD_GPORTS_STRIDE;
-	uint32_t *n, v;
+	uint32_t *n, old, v;
 	char *p;
+	int r;
 
 	/* through the mapping, atomically, as the accept gates count */
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g->map_fd[GS_MAP_GPORTS], 0);
 	if (p == MAP_FAILED) {
-		int r = -errno;
+		r = -errno;
 		log_warn("socket gate: cannot map %s", VSD_MAP_GPORTS);
 		return r;
 	}
 	n = (uint32_t *)(p + (size_t)port * VSD_GPORTS_STRIDE);
-	v = __atomic_add_fetch(n, (uint32_t)delta, __ATOMIC_SEQ_CST);
+	old = __atomic_load_n(n, __ATOMIC_SEQ_CST);
+	do {
+		/* never below 0: that would read as 4 billion listeners */
+		if (delta < 0 && old < (uint32_t)-delta) {
+			munmap(p, len);
+			log_warnx("socket gate: port %u has %u gated listeners, not %d",
+				  port, old, -delta);
+			return -ERANGE;
+		}
+		v = old + (uint32_t)delta;
+	} while (!__atomic_compare_exchange_n(n, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+	r = v > INT32_MAX ? -ERANGE : (int)v;
 	munmap(p, len);
-	return (int)v;
+	return r;
 }
 
 int

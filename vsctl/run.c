@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]]
- *           [--pm-qos on|off] -- CMD [ARGS...]
+ *           [--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -57,7 +57,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos;
+	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -80,6 +80,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		{ "user", offsetof(struct run_opts, user) },
 		{ "group", offsetof(struct run_opts, group) },
 		{ "pm-qos", offsetof(struct run_opts, pmqos) },
+		{ "fast", offsetof(struct run_opts, fast) },
 	};
 	int i;
 
@@ -100,7 +101,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		if (strncmp(a, "--", 2) != 0)
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "[--pm-qos on|off] -- CMD [ARGS...]", a);
+			    "[--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]", a);
 		eq = strchr(a + 2, '=');
 		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 		for (k = 0; k < ARRAY_SIZE(opts); k++)
@@ -169,6 +170,9 @@ run_check(int argc, char **argv, struct run_opts *o)
 		return vsctl_fail(VX_USAGE, "run: --group needs --user");
 	if (o->pmqos && strcmp(o->pmqos, "on") != 0 && strcmp(o->pmqos, "off") != 0)
 		return vsctl_fail(VX_BADVALUE, "run: --pm-qos %s: expected on or off", o->pmqos);
+	if (o->fast && strcmp(o->fast, "on") != 0 && strcmp(o->fast, "exact") != 0 &&
+	    strcmp(o->fast, "off") != 0)
+		return vsctl_fail(VX_BADVALUE, "run: --fast %s: expected on, exact or off", o->fast);
 	/* vsd-gate resolves it again; this says what is wrong before it starts */
 	if (o->user && privs_resolve(o->user, o->group, &pu, err, sizeof(err)) < 0)
 		return vsctl_fail(VX_NOTFOUND, "run: %s", err);
@@ -219,6 +223,10 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->pmqos) {
 		all[n++] = "--pm-qos";
 		all[n++] = (char *)o->pmqos;
+	}
+	if (o->fast) {
+		all[n++] = "--fast";
+		all[n++] = (char *)o->fast;
 	}
 	if (o->user) {
 		all[n++] = "--user";

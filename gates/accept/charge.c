@@ -20,9 +20,8 @@
 
 #include "gate.h"
 
-/* The thread's CPU time so far in ns, or 0 if it cannot be read. */
-static uint64_t
-thread_cpu_ns(struct service_thread *th)
+uint64_t
+charge_thread_cpu(struct service_thread *th)
 {
 	char path[64], buf[96];
 	ssize_t n;
@@ -42,7 +41,7 @@ thread_cpu_ns(struct service_thread *th)
 void
 charge_settle(struct gate *g, struct service_thread *th)
 {
-	uint64_t now = thread_cpu_ns(th);
+	uint64_t now = charge_thread_cpu(th);
 	struct gate_vs *v;
 
 	if (now == 0)

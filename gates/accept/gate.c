@@ -69,7 +69,6 @@ static int listener_family(int fd);
 static void listener_note_local(struct gated_listener *l);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
 static void drain(struct gate *g, struct gated_listener *l);
-static int backlog(int fd);
 static int readable(int fd);
 static struct queued_conn *pick(struct gate *g, struct gated_listener *l);
 static int conn_dead(struct queued_conn *c);
@@ -146,6 +145,11 @@ handle_accept(struct gate *g, int is_accept4)
 	PROF_MARK(PROF_LISTENER);
 	if (!l || not_ours) {
 		let_through(g, req->id);
+		return;
+	}
+	if (l->fp && fp_accept(g, l, th, req->id, flags)) {
+		l->last_use = now_ns();
+		pmqos_note(g, l->last_use);
 		return;
 	}
 	if (!(w = calloc(1, sizeof(*w)))) {
@@ -225,6 +229,8 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		goto pass;
 	l->family = dom;
 	listener_note_local(l);
+	if (g->fast != GATE_FAST_OFF)
+		fp_attach(g, l);
 	l->next = g->listeners;
 	g->listeners = l;
 	*not_ours = 0;
@@ -301,7 +307,7 @@ drain(struct gate *g, struct gated_listener *l)
 {
 	uint64_t now = 0;
 	PROF_BEGIN();
-	int n = backlog(l->fd), polled = n < 0;
+	int n = gate_backlog(l->fd), polled = n < 0;
 	PROF_MARK(PROF_BACKLOG);
 
 	if (polled)
@@ -309,6 +315,7 @@ drain(struct gate *g, struct gated_listener *l)
 	while (n > 0) {
 		struct queued_conn *c;
 		struct gate_vs *v;
+		uint32_t id;
 		int fd;
 
 		if (!(c = calloc(1, sizeof(*c))))
@@ -343,10 +350,13 @@ drain(struct gate *g, struct gated_listener *l)
 			continue;
 		}
 		PROF_RESTART();
-		v = gate_requester(g, l, c);
+		v = l->fp && fp_drained(l, fd, &id) ? gate_vs_by_id(g, id) :
+		    gate_requester(g, l, c);
 		PROF_MARK(PROF_CLASSIFY);
 		gate_enqueue(g, l, c, v, now);
 	}
+	if (l->fp)
+		fp_drain_done(g, l);
 }
 
 void
@@ -359,14 +369,21 @@ gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *c,
 	} else {
 		c->vs_id = v->id;
 	}
-	if (v) {
-		/* the window is kept current by gate_tick(), off this path;
-		 * only a VS seen for the first time needs its first sample */
-		if (!v->sample_t)
-			share_sample(v, now);
-		v->active_t = now;
-	}
+	gate_vs_active(g, v, now);
 	queue_push_tail(l, c, &g->tab);
+}
+
+void
+gate_vs_active(struct gate *g, struct gate_vs *v, uint64_t now)
+{
+	(void)g;
+	if (!v)
+		return;
+	/* the window is kept current by gate_tick(), off this path; only a
+	 * VS seen for the first time needs its first sample */
+	if (!v->sample_t)
+		share_sample(v, now);
+	v->active_t = now;
 }
 
 void
@@ -386,8 +403,8 @@ gate_released(struct gate *g, struct gated_listener *l)
  * per drain instead of a poll() before every accept4() and one after the
  * last. -1 if that fails (then we poll).
  */
-static int
-backlog(int fd)
+int
+gate_backlog(int fd)
 {
 	struct tcp_info ti;
 	socklen_t len = sizeof(ti);
@@ -438,12 +455,18 @@ gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 	 * cgroup of its socket (unixpeer.c) */
 	uint32_t id = l->family == AF_UNIX ? unixpeer_lookup(&g->tab, c->fd) :
 	    conns_lookup(c->fd, l->local_len ? &l->local : NULL, &c->peer, c->peerlen);
-	struct gate_vs *v = NULL;
 
 	/* a TCP connection not made on this host: a remote line's mark? (the
 	 * marks come from nftables on incoming SYNs; a Unix socket has none) */
 	if (id == 0 && l->family != AF_UNIX)
 		id = conns_by_mark(c->fd);
+	return gate_vs_by_id(g, id);
+}
+
+struct gate_vs *
+gate_vs_by_id(struct gate *g, uint32_t id)
+{
+	struct gate_vs *v = NULL;
 
 	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
 		refresh_for(g, id);
@@ -577,6 +600,14 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 	return v;
 }
 
+struct gate_vs *
+gate_rebind_vs(struct gate *g, struct service_thread *th, uint32_t vs_id)
+{
+	struct queued_conn c = { .vs_id = vs_id };
+
+	return rebind(g, th, &c);
+}
+
 static int
 copy_peer(struct pending_accept *w, struct queued_conn *c)
 {
@@ -616,6 +647,24 @@ respond(struct gate *g, uint64_t id, int error, uint32_t flags)
 		log_warn("%s: SECCOMP_IOCTL_NOTIF_SEND", __func__);
 }
 
+int
+gate_continue(struct gate *g, uint64_t id)
+{
+	resp->id = id;
+	resp->val = 0;
+	resp->error = 0;
+	resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, resp) < 0)
+		return -errno;
+	return 0;
+}
+
+void
+gate_waiter_done(struct gate *g, struct pending_accept *w)
+{
+	waiter_del(g, w);
+}
+
 static void
 let_through(struct gate *g, uint64_t id)
 {
@@ -651,7 +700,10 @@ waiter_del(struct gate *g, struct pending_accept *w)
 void
 gate_listener_ready(struct gate *g, struct gated_listener *l)
 {
-	drain(g, l);
+	/* the fast path first; while threads it let through may still take
+	 * queued connections, only our own queues are served */
+	if (!l->fp || !fp_ready(g, l))
+		drain(g, l);
 	serve_waiters(g, l);
 }
 
@@ -697,12 +749,21 @@ gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_t max)
 	size_t n = 0;
 
 	for (l = g->listeners; l; l = l->next)
-		if (l->wait_head) {
+		if ((l->wait_head && !fp_busy(l)) || fp_pollfd(l) >= 0) {
 			if (n < max)
 				out[n] = l;
 			n++;
 		}
 	return n;
+}
+
+int
+gate_listener_pollfd(const struct gated_listener *l)
+{
+	int fd = fp_pollfd(l);
+
+	/* a thread waits in the kernel: its arrival wakes us through the ring */
+	return fd >= 0 ? fd : l->fd;
 }
 
 void
@@ -761,7 +822,7 @@ gate_tick(struct gate *g)
 	uint64_t now = now_ns();
 	struct gated_listener *l, **pl;
 	size_t queued = 0, i;
-	int busy = 0;
+	int busy = 0, soon = 0;
 
 	/* Keep the window of recently active VSs current, so a VS's first
 	 * connection after a pause is ranked by its real use, not by "no
@@ -781,6 +842,13 @@ gate_tick(struct gate *g)
 			queue_sample_shares(l, &g->tab, now);
 			queue_rekey(l, &g->tab);
 			queued += l->queued;
+		}
+		/* threads wait while others let through have not dequeued
+		 * yet: look again soon (the listener is not polled meanwhile) */
+		if (l->wait_head && fp_busy(l)) {
+			gate_listener_ready(g, l);
+			if (l->wait_head && fp_busy(l))
+				soon = 1;
 		}
 	}
 	/* the params' bound, to the tick (10 ms while anything is held) */
@@ -806,7 +874,7 @@ gate_tick(struct gate *g)
 	if (g->refresh_asked || now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull)
 		gate_refresh(g, 1);
 	pmqos_tick(g, now);
-	return queued || busy ? 10 : 100;
+	return soon ? 1 : queued || busy ? 10 : 100;
 }
 
 static void
@@ -842,6 +910,7 @@ forget_listener(struct service_thread *th, void *l)
 static void
 drop_listener(struct gated_listener *l)
 {
+	fp_detach(l);
 	thread_foreach(forget_listener, l);
 	listen_free(l);
 }

@@ -9,6 +9,9 @@
  * tests and the benchmarks. One job per file:
  *   gate.c          one notification, from gate_notify(): accept semantics,
  *                   draining, picking and the hand-over (the per-accept path)
+ *   fastpath.c      CONTINUE instead of a hand-over when the kernel's next
+ *                   connection is the one the gate would pick (the socket
+ *                   gate's arrival ring tells it the kernel's queue)
  *   queue.c         per-listener FIFOs per VS and the heap that orders them
  *   share.c         CPU usage sampling, decaying window, remaining share, rank
  *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
@@ -131,6 +134,10 @@ struct vs_queue {			/* one VS's FIFO on one listener */
 };
 
 struct pending_accept;
+struct fp_listener;
+
+/* queue.c's order: a head gains this many basis points of rank a ms waited */
+#define GATE_AGE_BP_PER_MS	0.1
 
 struct gated_listener {
 	struct gated_listener *next;
@@ -151,6 +158,7 @@ struct gated_listener {
 	size_t	 held;		/* connections of it waiting for their params (hold.c) */
 	struct pending_accept *wait_head, *wait_tail;
 	uint64_t last_use;
+	struct fp_listener *fp;	/* fastpath.c; NULL: every accept is drained */
 };
 
 struct gated_listener *listen_new(int fd, dev_t dev, ino_t ino);
@@ -169,6 +177,8 @@ void queue_sample_shares(struct gated_listener *l, struct vs_table *t, uint64_t 
 /* --- wakeup.c --- */
 /* Make a non-blocking listener readable again while the gate holds connections. */
 void wakeup_arm(struct gated_listener *l);
+/* The address at which we reach l (a wildcard's: loopback); 0 or -1. */
+int listener_reach(const struct gated_listener *l, struct sockaddr_storage *ss, socklen_t *sl);
 /* 1 (and the wake-up is over) if c is our own wake-up connection. */
 int wakeup_is_ours(struct gated_listener *l, const struct queued_conn *c);
 
@@ -189,6 +199,8 @@ struct service_thread {
 	uint64_t cpu_mark;
 	uint32_t cpu_vs;
 	int	 sched_fd;
+	struct gated_listener *direct_l;	/* fastpath.c: it waits in that listener's
+						 * accept in the kernel */
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
@@ -198,6 +210,8 @@ struct gate;
 void charge_settle(struct gate *g, struct service_thread *th);
 void charge_settle_all(struct gate *g);
 void charge_close(struct service_thread *th);
+/* The thread's CPU time so far (ns), 0 if it cannot be read. */
+uint64_t charge_thread_cpu(struct service_thread *th);
 
 /* Hybrid hosts: when the cgroup2 membership follows the binding. */
 enum cg2_mode {
@@ -263,6 +277,18 @@ struct pending_accept {
 	uint64_t t;
 };
 
+/* --fast (fastpath.c) */
+enum gate_fast {
+	GATE_FAST_ON = 0,	/* CONTINUE for the kernel's head, and threads wait
+				 * in the kernel while nothing is queued */
+	GATE_FAST_EXACT,	/* CONTINUE only once the thread is re-bound: a thread
+				 * waits in the gate while nothing is queued */
+	GATE_FAST_OFF,		/* every connection drained and handed over */
+};
+/* "on", "exact", "off": the mode, or -1. */
+int gate_fast_parse(const char *s);
+const char *gate_fast_name(int mode);
+
 struct gate {
 	int	 notify_fd;
 	uint32_t home;
@@ -276,6 +302,13 @@ struct gate {
 	int	 refresh_failed;		/* the last refresh could not reach vsd */
 	uint32_t asked_id;		/* the newest id a refresh was made for at once */
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
+	/* fastpath.c: accepts let through to the kernel's head, threads let
+	 * wait in the kernel and re-bound when their connection came (and the
+	 * CPU they ran before that, in their previous VS), models dropped,
+	 * records of connections no longer queued */
+	uint64_t fp_continued, fp_direct, fp_direct_cpu_ns, fp_direct_cpu_max;
+	uint64_t fp_resync, fp_stale, fp_direct_moved;
+	int	 fast;			/* enum gate_fast */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */
 	struct rules *rules;
@@ -306,6 +339,8 @@ struct gate {
 
 int gate_init(struct gate *g, int notify_fd);
 size_t gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_t max);
+/* What to poll for l: the listener, or the ring while a thread waits in the kernel. */
+int gate_listener_pollfd(const struct gated_listener *l);
 /* One notification is readable on notify_fd. */
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */
@@ -318,6 +353,44 @@ void gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *
 /* Connections were queued outside a drain: serve the waiters, or make an
  * event loop's listener readable. */
 void gate_released(struct gate *g, struct gated_listener *l);
+
+/* gate.c, for fastpath.c */
+/* The kernel's accept queue length (tcpi_unacked), -1 if unknown. */
+int gate_backlog(int fd);
+/* Answer notification id with CONTINUE; 0, or -errno (-ENOENT: interrupted). */
+int gate_continue(struct gate *g, uint64_t id);
+/* Bind th where the rules say it serves a connection of VS vs_id; the VS charged. */
+struct gate_vs *gate_rebind_vs(struct gate *g, struct service_thread *th, uint32_t vs_id);
+/* The VS with id (0: NULL), fetching the table at once for a VS created
+ * after it was made. */
+struct gate_vs *gate_vs_by_id(struct gate *g, uint32_t id);
+/* v had a connection now: keep its share sampled. */
+void gate_vs_active(struct gate *g, struct gate_vs *v, uint64_t now);
+/* w was answered: forget it. */
+void gate_waiter_done(struct gate *g, struct pending_accept *w);
+
+/* --- fastpath.c --- */
+/* Where the socket gate's maps are: the directory of the table's pin; with
+ * mode GATE_FAST_ON, start the guard that wakes threads left waiting in the
+ * kernel if we die. */
+void fp_init(const char *conns_map, int mode);
+/* Register a TCP listener for the fast path; 0, or -1 (it is drained as before). */
+int fp_attach(struct gate *g, struct gated_listener *l);
+void fp_detach(struct gated_listener *l);
+/* th called accept on l (nobody else waits): 1 if answered here. */
+int fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
+    uint64_t id, int flags);
+/* l or its ring is readable, or waiters wait: serve them by CONTINUE;
+ * 1 if the kernel's queue must not be drained now. */
+int fp_ready(struct gate *g, struct gated_listener *l);
+/* A connection the drain accepted: 1 and its VS if its record names one. */
+int fp_drained(struct gated_listener *l, int fd, uint32_t *vs);
+void fp_drain_done(struct gate *g, struct gated_listener *l);
+/* The ring's fd while a thread waits in the kernel (poll it), else -1. */
+int fp_pollfd(const struct gated_listener *l);
+/* Threads let through have not all taken their connection yet. */
+int fp_busy(const struct gated_listener *l);
+void fp_thread_gone(struct service_thread *th);
 
 /* --- hold.c --- */
 /* Hold c until its params arrive, or classify it now if they are here. */

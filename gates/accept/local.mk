@@ -27,6 +27,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/unixpeer.c \
 	gates/accept/unixpeer.h \
 	gates/accept/charge.c \
+	gates/accept/fastpath.c \
 	gates/accept/pmqos.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)

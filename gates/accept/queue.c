@@ -41,7 +41,6 @@
 #include "gate.h"
 #include "lib/log.h"
 
-#define GATE_AGE_BP_PER_MS	0.1
 #define NHASH			64
 
 static uint64_t t0;

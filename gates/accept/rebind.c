@@ -183,6 +183,7 @@ thread_get(pid_t tid, int *is_new)
 	if (th) {		/* TID reused by a new thread */
 		close(th->pidfd);
 		charge_close(th);
+		fp_thread_gone(th);
 	} else {
 		if (!(th = calloc(1, sizeof(*th))))
 			return NULL;
@@ -218,6 +219,7 @@ thread_forget(struct service_thread *th)
 	if (th->pidfd >= 0)
 		close(th->pidfd);
 	charge_close(th);
+	fp_thread_gone(th);
 	free(th);
 }
 

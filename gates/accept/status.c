@@ -60,6 +60,18 @@ queued(struct gate *g, const struct gate_vs *v)
  * (VS names need no quoting), so that a client needs no JSON parser: a
  * "service" line, then a "vs" line per VS served, queued or home.
  */
+/* Listeners on the fast path (registered with the socket gate). */
+static size_t
+fast_listeners(struct gate *g)
+{
+	struct gated_listener *l;
+	size_t n = 0;
+
+	for (l = g->listeners; l; l = l->next)
+		n += l->fp != NULL;
+	return n;
+}
+
 static void
 status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 {
@@ -165,6 +177,15 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->by_content,
 	    (unsigned long long)g->attrs_nomatch, (unsigned long long)g->attrs_bad,
 	    (unsigned long long)g->attrs_timeout);
+	buf_printf(b, ", \"fast\": {\"mode\": \"%s\", \"listeners\": %zu, \"continued\": %llu, "
+	    "\"direct\": %llu, \"direct_moved\": %llu, "
+	    "\"direct_cpu_usec\": %llu, \"direct_cpu_max_usec\": %llu, \"resync\": %llu, "
+	    "\"stale\": %llu}",
+	    gate_fast_name(g->fast), fast_listeners(g), (unsigned long long)g->fp_continued,
+	    (unsigned long long)g->fp_direct, (unsigned long long)g->fp_direct_moved,
+	    (unsigned long long)(g->fp_direct_cpu_ns / 1000),
+	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,
+	    (unsigned long long)g->fp_stale);
 	bind_stats(&nb, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, p50, p99, max);

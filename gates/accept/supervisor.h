@@ -23,6 +23,7 @@ struct opts {
 	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
 	int nowarm;	/* --warm off (on by default: see rcu-warm.c) */
 	int pmqos;	/* --pm-qos on (off by default: see pmqos.c) */
+	int fast;	/* --fast: enum gate_fast (on by default: see fastpath.c) */
 	int restart;	/* --restart: vsd's declared service, restarted with back-off */
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */

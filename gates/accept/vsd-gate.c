@@ -70,7 +70,8 @@ usage(void)
 	    "                [--conns-map PATH] [--status PATH] [--status-group GROUP]\n"
 	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
-	    "                [--warm on|off] [--pm-qos on|off] [--pidfd-thread on|off]\n"
+	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
+	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
 	    "                -- CMD [ARGS...]\n");
@@ -116,6 +117,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "warm", required_argument, NULL, 'W' },
 		{ "pm-qos", required_argument, NULL, 'Q' },
+		{ "fast", required_argument, NULL, 'F' },
 		{ "restart", no_argument, NULL, 'r' },
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
@@ -160,6 +162,10 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'y': o->sync = on_off("--sync-wakeup", optarg); break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
+		case 'F':
+			if ((o->fast = gate_fast_parse(optarg)) < 0)
+				fatalx("--fast %s: expected on, exact or off", optarg);
+			break;
 		case 'w':
 			if (parse_u64(optarg, 10, 60000, &w, &why) < 0)
 				fatalx("--window %s %s (10..60000 ms)", optarg, why);
@@ -257,6 +263,7 @@ gate_setup(struct supervisor *sv)
 	g->vsd_socket = sv->o.vsd_socket;
 	g->table_file = sv->o.table_file;
 	g->pmqos = sv->o.pmqos;
+	g->fast = sv->o.fast;
 	g->svc_name = sv->o.name;	/* before the rules: which are this service's */
 	gate_refresh(g, 1);
 	if (g->tab.n == 0)
@@ -274,6 +281,7 @@ gate_setup(struct supervisor *sv)
 	}
 	bind_init(g->tab.pure_v2, sv->o.cg2);
 	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
+	fp_init(sv->o.map ? sv->o.map : g->tab.conns_map, g->fast);
 	/* loads a tracing program: before drop_privileges(); failure is logged */
 	unixpeer_init();
 	/* one fd per queued connection plus a few per VS: lift the soft limit */
@@ -507,7 +515,8 @@ poll_set(struct supervisor *sv)
 	sv->pfd[P_HOLD] = (struct pollfd){ .fd = running && sv->g.nheld ? sv->g.hold_epfd : -1,
 	    .events = POLLIN };
 	for (size_t k = 0; k < nl; k++)
-		sv->pfd[P_FIRST + k] = (struct pollfd){ .fd = sv->ls[k]->fd, .events = POLLIN };
+		sv->pfd[P_FIRST + k] = (struct pollfd){ .fd = gate_listener_pollfd(sv->ls[k]),
+		    .events = POLLIN };
 	return nl;
 }
 

@@ -51,27 +51,36 @@ unix_name(int fd, const struct sockaddr_storage *listener, socklen_t sl)
 	return bind(fd, (struct sockaddr *)&self, sizeof(sa_family_t));
 }
 
-void
-wakeup_arm(struct gated_listener *l)
+int
+listener_reach(const struct gated_listener *l, struct sockaddr_storage *ss, socklen_t *sl)
 {
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	int fd;
-
-	if (l->wakeup_fd >= 0 || getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
-		return;
+	*sl = sizeof(*ss);
+	if (getsockname(l->fd, (struct sockaddr *)ss, sl) < 0)
+		return -1;
 	/* a wildcard listener is reached over loopback */
-	if (ss.ss_family == AF_INET) {
-		struct sockaddr_in *in = (void *)&ss;
+	if (ss->ss_family == AF_INET) {
+		struct sockaddr_in *in = (void *)ss;
 
 		if (in->sin_addr.s_addr == htonl(INADDR_ANY))
 			in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	} else if (ss.ss_family == AF_INET6) {
-		struct sockaddr_in6 *in6 = (void *)&ss;
+	} else if (ss->ss_family == AF_INET6) {
+		struct sockaddr_in6 *in6 = (void *)ss;
 
 		if (IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr))
 			in6->sin6_addr = in6addr_loopback;
 	}
+	return 0;
+}
+
+void
+wakeup_arm(struct gated_listener *l)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd;
+
+	if (l->wakeup_fd >= 0 || listener_reach(l, &ss, &sl) < 0)
+		return;
 	if ((fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0)
 		return;
 	if (ss.ss_family == AF_UNIX && unix_name(fd, &ss, sl) < 0) {

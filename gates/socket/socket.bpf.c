@@ -87,13 +87,26 @@ struct {
 	__type(value, __u32);		/* gated listeners on it */
 } vsd_gports SEC(".maps");
 
+struct vsd_ring {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, VSD_RING_BYTES);
+};
+
+/* The gates' rings (Linux 5.8+: a ring buffer as an inner map). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, VSD_RINGS_MAX);
+	__type(key, __u32);
+	__array(values, struct vsd_ring);
+} vsd_rings SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, VSD_RINGS_MAX);
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__type(key, __u32);
-	__type(value, struct vsd_ring);
-} vsd_rings SEC(".maps");
+	__type(value, struct vsd_ringctl);
+} vsd_ringctl SEC(".maps");
 
 static __always_inline void stat_inc(__u32 idx)
 {
@@ -444,24 +457,24 @@ static __always_inline void ring_note(struct bpf_sock_ops *skops)
 		.netns = bpf_get_netns_cookie(skops),
 		.port = skops->local_port,
 	};
+	struct vsd_arrival a = {};
 	struct vsd_gated_val *gv;
-	struct vsd_ring_slot *s;
-	struct vsd_ring *r;
-	__u32 ring, seq, vs_id;
-	__u64 pos;
+	struct vsd_ringctl *ctl;
+	void *ring;
+	__u32 idx;
 
 	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)))
 		return;
-	ring = gv->ring;
-	if (!(r = bpf_map_lookup_elem(&vsd_rings, &ring)))
+	idx = gv->ring;
+	if (!(ring = bpf_map_lookup_elem(&vsd_rings, &idx)) ||
+	    !(ctl = bpf_map_lookup_elem(&vsd_ringctl, &idx)))
 		return;
-	vs_id = conn_find_vs(skops);
-	pos = __sync_fetch_and_add(&r->head, 1);
-	s = &r->slot[pos & (VSD_RING_SLOTS - 1)];
-	s->cookie = bpf_get_socket_cookie(skops);
-	s->vs_id = vs_id;
-	seq = *(volatile __u32 *)&s->seq;
-	__sync_val_compare_and_swap(&s->seq, seq, (__u32)pos + 1);
+	a.cookie = bpf_get_socket_cookie(skops);
+	a.t = bpf_ktime_get_ns();
+	a.vs_id = conn_find_vs(skops);
+	if (bpf_ringbuf_output(ring, &a, sizeof(a),
+			       *(volatile __u32 *)&ctl->wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP))
+		__sync_fetch_and_add(&ctl->dropped, 1);
 }
 
 /*

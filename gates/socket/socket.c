@@ -50,7 +50,7 @@ const struct gs_hook gs_hooks[GS_NHOOKS] = {
 
 static const char *const gs_maps[GS_NMAPS] = {
 	VSD_MAP_CONNS, VSD_MAP_VSCFG, VSD_MAP_STATS, VSD_MAP_VSCONNS, VSD_MAP_CONNLIM,
-	VSD_MAP_GATED, VSD_MAP_GPORTS, VSD_MAP_RINGS,
+	VSD_MAP_GATED, VSD_MAP_GPORTS, VSD_MAP_RINGS, VSD_MAP_RINGCTL,
 };
 
 /* Another instance that stops may remove the shared parent under us: retry. */

@@ -24,6 +24,7 @@
 #define VSD_MAP_GATED		"vsd_gated"
 #define VSD_MAP_GPORTS		"vsd_gports"
 #define VSD_MAP_RINGS		"vsd_rings"
+#define VSD_MAP_RINGCTL		"vsd_ringctl"
 
 /*
  * Slots of the connection table, a power of two: 8 MB.  With the probe
@@ -269,32 +270,30 @@ struct vsd_connlim {
  * Gated listeners and their arrival rings (the accept gate's fast path,
  * gates/accept/fastpath.c).  An accept gate registers each TCP listener it
  * gates: the key {network namespace cookie, local port} in vsd_gated, with
- * the index of a ring in vsd_rings it owns, and the port's count in
- * vsd_gports goes up by one.
+ * the index of the ring it owns, and the port's count in vsd_gports goes
+ * up by one.  The ring is a BPF ring buffer the gate makes and puts into
+ * vsd_rings (an array of maps) at that index.
  *
  * When a connection to a registered listener is established on the
  * accepting side (sockops PASSIVE_ESTABLISHED, which runs after the child
  * is in the listener's accept queue and before the listener is woken),
- * the program appends {socket cookie, VS of the connecting side} to the
- * listener's ring: the VS comes from the connecting side's entry in the
- * connection table (0 if it has none: another host, or not recorded).  So
- * the gate knows the kernel's accept queue, in order and by VS, without
- * accepting from it.
- *
- * A ring: head is the next position, taken with one atomic add; the slot at
- * pos % VSD_RING_SLOTS gets cookie and vs_id and then seq = (u32)(pos + 1)
- * with a compare-and-swap (a full barrier: seq is written last).  A reader
- * takes a slot only if its seq says pos + 1 before and after copying it;
- * an older seq means not written yet, a newer one that the reader fell
- * more than a ring behind (it then trusts the ring no more until the
- * accept queue has been emptied, see fastpath.c).
+ * the program appends a struct vsd_arrival to the listener's ring: the
+ * child's socket cookie, the time, and the VS of the connecting side from
+ * its entry in the connection table (0 if it has none: another host, or
+ * not recorded).  So the gate knows the kernel's accept queue, in order
+ * and by VS, without accepting from it.  The ring wakes the gate only
+ * while vsd_ringctl[ring].wake is set (the gate has let a thread block in
+ * the kernel's accept and must re-bind it when a connection comes); a
+ * record the ring had no room for is counted in vsd_ringctl[ring].dropped,
+ * and the gate then trusts the ring no more until the accept queue has been
+ * emptied.
  *
  * vsd_gports counts gated listeners per TCP port in any namespace: the
  * connecting side's entry is recorded for a destination port that has one
  * (see VSD_CONNLIM_ALL).  A gate that dies without unregistering leaves
- * its count and key behind: the next gate to register takes over keys of
- * owners that are gone (owner is the gate's pid).  vsd makes the maps and
- * pins them next to the table; gates hold them open, as the table.
+ * its count and key behind: the next gate to register takes over the keys
+ * of owners that are gone (owner is the gate's pid).  vsd makes the maps
+ * and pins them next to the table.
  */
 /*
  * Mapped, vsd_gports holds port p's count at byte p * VSD_GPORTS_STRIDE,
@@ -304,8 +303,7 @@ struct vsd_connlim {
 #define VSD_GPORTS_STRIDE	8
 #define VSD_GATED_MAX		256
 #define VSD_RINGS_MAX		64
-#define VSD_RING_SLOTS		1024
-#define VSD_RING_NONE		0xffffffffu
+#define VSD_RING_BYTES		(64 * 1024)	/* 2,048 arrivals */
 
 struct vsd_gated_key {
 	__u64 netns;		/* SO_NETNS_COOKIE of the listener */
@@ -314,23 +312,22 @@ struct vsd_gated_key {
 };
 
 struct vsd_gated_val {
-	__u32 ring;		/* index into vsd_rings, or VSD_RING_NONE */
+	__u32 ring;		/* index into vsd_rings and vsd_ringctl */
 	__u32 owner;		/* the registering gate's pid */
 };
 
-struct vsd_ring_slot {
+struct vsd_ringctl {
+	__u32 wake;		/* non-zero: wake the gate for each arrival */
+	__u32 pad;
+	__u64 dropped;		/* arrivals the ring had no room for */
+};
+
+struct vsd_arrival {
 	__u64 cookie;		/* SO_COOKIE of the accepted (child) socket */
+	__u64 t;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 vs_id;		/* the connecting side's VS, 0 = unknown */
-	__u32 seq;		/* (u32)(pos + 1) once written */
+	__u32 pad;
 };
-
-struct vsd_ring {
-	__u64 head;		/* next position; only ever grows */
-	__u64 pad[7];		/* head alone in its cache line */
-	struct vsd_ring_slot slot[VSD_RING_SLOTS];
-};
-
-_Static_assert((VSD_RING_SLOTS & (VSD_RING_SLOTS - 1)) == 0, "VSD_RING_SLOTS is a power of two");
 
 /* Indices into the per-CPU stats array map. */
 enum vsd_stat {

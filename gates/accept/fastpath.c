@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The fast path: answer an accept with SECCOMP_USER_NOTIF_FLAG_CONTINUE
+ * whenever the kernel would hand out the connection the gate would choose,
+ * and hand over with ADDFD (gate.c) only when the order must change. A
+ * hand-over costs the service a wake-up by a plain complete() (45-50 µs
+ * here); a CONTINUE is a NOTIF_SEND, which honours the sync wake-up flag.
+ *
+ * The gate learns the kernel's accept queue without accepting from it: the
+ * socket gate appends each connection to a registered listener to that
+ * listener's ring, in the softirq that queues it, before the listener is
+ * woken (gates/socket/socket.h, "Gated listeners"). The gate keeps a model
+ * of the queue: the ring's records it has read, in order, that it does not
+ * know to be accepted (q), and how many queued connections it has promised
+ * to threads it let through (expect). The model is trusted while the
+ * kernel's count (tcpi_unacked) equals qn + expect.
+ *
+ * Three answers, for an accept with nothing in the gate's own queues:
+ * - connections queued, and the VS of the kernel's head is the one the gate
+ *   would pick (the same order as queue.c: rank, aged by the wait): re-bind
+ *   the thread to it if needed, CONTINUE; the kernel hands out that head;
+ * - nothing queued, a blocking listener, no other thread let through: let
+ *   the thread block in the kernel's accept (a "direct" waiter). The ring
+ *   then wakes the gate for the next arrival (vsd_ringctl.wake), the record
+ *   says its VS, and the gate re-binds the thread. The thread is woken by
+ *   the same softirq and may run before the gate has moved it: the CPU it
+ *   spends meanwhile stays in its previous VS, measured per direct accept
+ *   (the thread's own CPU time, schedstat) and reported by status;
+ * - otherwise: gate.c's drain and hand-over. A drained connection takes
+ *   its VS from its ring record (matched by SO_COOKIE).
+ *
+ * Races, and what they cost:
+ * - two final ACKs on two CPUs can queue in one order and reach the ring
+ *   in the other. Records closer than FP_CLOSE_NS apart of different VSs
+ *   are taken as of unknown order: no CONTINUE for such a head (drain
+ *   instead); a direct waiter takes what the kernel gives it, so at most
+ *   its one request is charged to the other VS, and the model is then
+ *   dropped until a drain has emptied the queue;
+ * - a record lags its connection in the queue by the softirq's few µs
+ *   (TCP Fast Open's precedes it): the counts disagree, no CONTINUE;
+ * - a client that resets while queued stays in the kernel's queue (accept
+ *   returns it), so the counts hold;
+ * - a thread killed between our CONTINUE and its dequeue: expect is
+ *   forgotten after FP_EXPECT_NS, and the drain path takes over.
+ * The kernel hands out each connection once whatever we believe: a wrong
+ * belief misattributes, it never loses or doubles a connection.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "gate.h"
+#include "gates/socket/socket.h"
+#include "lib/log.h"
+
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE		71	/* Linux 5.14 */
+#endif
+
+#define FP_CLOSE_NS	20000ull	/* records this close may be in either order */
+#define FP_EXPECT_NS	10000000ull	/* a promised dequeue not seen in 10 ms: forget it */
+#define FP_SCAN		256		/* look this deep into the queue for a better VS */
+#define FP_EARLY	64		/* cookies drained before their record was read */
+#define FP_RUN		8		/* a thread waits in the kernel only after this many
+					 * arrivals in a row of the VS it sits in */
+#define FP_GUARDS	64		/* listeners the guard can wake */
+
+struct fp_entry {
+	uint64_t cookie;
+	uint64_t t;
+	uint32_t vs;
+};
+
+struct fp_listener {
+	struct vsd_gated_key key;
+	uint32_t ring;
+	int	 rb_fd;
+	struct ring_buffer *rb;
+	struct vsd_ringctl *ctl;	/* ours, in the mmap of vsd_ringctl */
+	uint64_t dropped;		/* ctl->dropped when we last looked */
+	struct fp_entry q[VSD_RING_BYTES / sizeof(struct vsd_arrival)];
+	unsigned qh, qn;
+	uint64_t early[FP_EARLY];	/* a ring of them, 0 = none */
+	unsigned early_i;
+	unsigned expect;		/* queued connections promised to threads let through */
+	uint32_t expect_vs;		/* their VS if all the same, else 0 */
+	uint64_t expect_t;
+	struct service_thread *direct;	/* a thread let into a blocking accept */
+	uint64_t direct_cpu;		/* its CPU time then */
+	uint32_t run_vs;		/* the VS of the latest arrivals... */
+	unsigned run_len;		/* ...and how many in a row */
+	int	 guard;			/* its slot in the guard's table, -1: none */
+	int	 fed;			/* a record matched a drained connection: the ring works */
+	int	 lost;			/* the model is off until the queue has been emptied */
+};
+
+#define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
+
+static char pindir[PATH_MAX];
+static int gated_fd = -1, rings_fd = -1, opened, warned;
+static uint32_t *gports;
+static struct vsd_ringctl *ringctl;
+static size_t gports_len, ringctl_len;
+
+/*
+ * The guard: a thread that waits in the kernel's accept has no notification
+ * pending, so if the supervisor dies it does not see ENOSYS until a client
+ * comes, and a service that exits on that error would hold its port until
+ * then (vsd could not start it again). The guard, a child that holds none of
+ * our descriptors, is signalled when we die (PR_SET_PDEATHSIG) and connects
+ * once to each listener that has a thread waiting in the kernel: the thread
+ * accepts that connection, finds it closed, and its next accept fails with
+ * ENOSYS as any other would.
+ */
+struct fp_guard {
+	struct {
+		_Atomic int live;	/* a thread waits in the kernel on it */
+		socklen_t len;
+		struct sockaddr_storage ss;
+	} a[FP_GUARDS];
+};
+
+static struct fp_guard *guard;
+static pid_t guard_pid;
+
+static void direct_end(struct fp_listener *f);
+
+static void __attribute__((noreturn))
+guard_main(pid_t parent)
+{
+	struct pollfd pf[FP_GUARDS];
+	sigset_t s;
+	int i, n = 0;
+
+	sigfillset(&s);
+	sigprocmask(SIG_SETMASK, &s, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	prctl(PR_SET_NAME, "vsd-gate-guard");
+	syscall(SYS_close_range, 3, ~0U, 0);
+	if (getppid() == parent) {
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR1);
+		sigwaitinfo(&s, NULL);	/* we died, or ended in order (then nothing is live) */
+	}
+	for (i = 0; i < FP_GUARDS; i++) {
+		int fd;
+
+		if (!atomic_load(&guard->a[i].live))
+			continue;
+		fd = socket(guard->a[i].ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		if (connect(fd, (struct sockaddr *)&guard->a[i].ss, guard->a[i].len) < 0 &&
+		    errno != EINPROGRESS) {
+			close(fd);
+			continue;
+		}
+		pf[n++] = (struct pollfd){ .fd = fd, .events = POLLOUT };
+	}
+	if (n)	/* connected: the kernel queued them; give it a moment */
+		poll(pf, (nfds_t)n, 200);
+	_exit(0);
+}
+
+static void
+guard_start(void)
+{
+	pid_t parent = getpid();
+
+	guard = mmap(NULL, sizeof(*guard), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (guard == MAP_FAILED) {
+		guard = NULL;
+		return;
+	}
+	if ((guard_pid = fork()) < 0) {
+		log_warn("fast path: guard");
+		munmap(guard, sizeof(*guard));
+		guard = NULL;
+		guard_pid = 0;
+		return;
+	}
+	if (guard_pid == 0)
+		guard_main(parent);
+}
+
+static int
+guard_slot(struct gated_listener *l)
+{
+	int i;
+
+	if (!guard)
+		return -1;
+	for (i = 0; i < FP_GUARDS; i++)
+		if (guard->a[i].len == 0) {
+			if (listener_reach(l, &guard->a[i].ss, &guard->a[i].len) < 0) {
+				guard->a[i].len = 0;
+				return -1;
+			}
+			return i;
+		}
+	return -1;
+}
+
+static void
+guard_live(struct fp_listener *f, int on)
+{
+	if (f->guard >= 0)
+		atomic_store(&guard->a[f->guard].live, on);
+}
+
+static const char *const fast_names[] = { "on", "exact", "off" };
+
+int
+gate_fast_parse(const char *s)
+{
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(fast_names); i++)
+		if (strcmp(s, fast_names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *
+gate_fast_name(int mode)
+{
+	return mode >= 0 && mode < (int)ARRAY_SIZE(fast_names) ? fast_names[mode] : "?";
+}
+
+void
+fp_init(const char *conns_map, int mode)
+{
+	char tmp[PATH_MAX];
+
+	if (mode == GATE_FAST_ON && !guard)
+		guard_start();
+	pindir[0] = '\0';
+	if (!conns_map || snprintf(tmp, sizeof(tmp), "%s", conns_map) >= (int)sizeof(tmp))
+		return;
+	snprintf(pindir, sizeof(pindir), "%s", dirname(tmp));
+}
+
+static void *
+map_mmap(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t
+page_round(size_t n)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + pg - 1) / pg * pg;
+}
+
+/* The socket gate's maps, once; 0, or -1 (no fast path, logged once). */
+static int
+maps_open(void)
+{
+	char p[PATH_MAX + 32];
+	int fd;
+
+	if (opened)
+		return gated_fd >= 0 ? 0 : -1;
+	if (!pindir[0])
+		return -1;
+	opened = 1;
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_GATED);
+	if ((gated_fd = bpf_obj_get(p)) < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_RINGS);
+	if ((rings_fd = bpf_obj_get(p)) < 0)
+		goto fail;
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_GPORTS);
+	gports_len = page_round(65536 * sizeof(uint32_t));
+	if ((fd = bpf_obj_get(p)) < 0 || !(gports = map_mmap(fd, gports_len)))
+		goto fail_fd;
+	close(fd);
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_RINGCTL);
+	ringctl_len = page_round(VSD_RINGS_MAX * sizeof(struct vsd_ringctl));
+	if ((fd = bpf_obj_get(p)) < 0 || !(ringctl = map_mmap(fd, ringctl_len)))
+		goto fail_fd;
+	close(fd);
+	return 0;
+fail_fd:
+	if (fd >= 0)
+		close(fd);
+fail:
+	if (!warned++)
+		log_warnx("fast path off: %s: %s (a vsd older than the gate?)", p, strerror(errno));
+	if (gated_fd >= 0)
+		close(gated_fd);
+	if (rings_fd >= 0)
+		close(rings_fd);
+	gated_fd = rings_fd = -1;
+	return -1;
+}
+
+static int
+owner_alive(uint32_t pid)
+{
+	return pid != 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* One registration at a time among the gates of this vsd: its pin directory's lock. */
+static int
+reg_lock(void)
+{
+	int fd = open(pindir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd >= 0 && flock(fd, LOCK_EX) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * A free ring index: not used by a live gate. Keys of gates that are gone
+ * are removed on the way, their port counts given back. -1 if none is free,
+ * or our key is a live gate's (another gate serves this port here).
+ */
+static int
+ring_claim(const struct vsd_gated_key *mine)
+{
+	struct vsd_gated_key k, next, *prev = NULL;
+	struct vsd_gated_val v;
+	uint64_t used = 0;
+	int i;
+
+	_Static_assert(VSD_RINGS_MAX <= 64, "used[] is one word");
+	while (bpf_map_get_next_key(gated_fd, prev, &next) == 0) {
+		k = next;
+		prev = &k;
+		if (bpf_map_lookup_elem(gated_fd, &k, &v) < 0)
+			continue;
+		if (owner_alive(v.owner) && v.owner != (uint32_t)getpid()) {
+			if (memcmp(&k, mine, sizeof(k)) == 0)
+				return -1;
+			if (v.ring < VSD_RINGS_MAX)
+				used |= 1ull << v.ring;
+			continue;
+		}
+		/* its gate is gone (or it is our own leftover): forget it */
+		if (bpf_map_delete_elem(gated_fd, &k) == 0 && k.port < 65536 && gports[k.port])
+			__atomic_fetch_sub(&gports[k.port], 1, __ATOMIC_SEQ_CST);
+		prev = NULL;	/* the walk starts again: the key is gone */
+	}
+	for (i = 0; i < VSD_RINGS_MAX; i++)
+		if (!(used & (1ull << i)))
+			return i;
+	return -1;
+}
+
+static int
+on_record(void *ctx, void *data, size_t len)
+{
+	struct fp_listener *f = ctx;
+	const struct vsd_arrival *a = data;
+	unsigned i;
+
+	if (len < sizeof(*a))
+		return 0;
+	for (i = 0; i < FP_EARLY; i++)
+		if (f->early[i] == a->cookie) {	/* drained before we read it */
+			f->early[i] = 0;
+			f->fed = 1;
+			return 0;
+		}
+	if (f->qn == QCAP) {
+		f->lost = 1;
+		return 0;
+	}
+	f->q[(f->qh + f->qn++) % QCAP] = (struct fp_entry){ a->cookie, a->t, a->vs_id };
+	if (a->vs_id != f->run_vs) {
+		f->run_vs = a->vs_id;
+		f->run_len = 0;
+	}
+	f->run_len++;
+	return 0;
+}
+
+int
+fp_attach(struct gate *g, struct gated_listener *l)
+{
+	struct fp_listener *f;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct vsd_gated_val v;
+	uint64_t netns = 0;
+	int lk, idx;
+
+	(void)g;
+	if ((l->family != AF_INET && l->family != AF_INET6) || maps_open() < 0)
+		return -1;
+	if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -1;
+	sl = sizeof(netns);
+	if (getsockopt(l->fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &sl) < 0)
+		return -1;
+	if (!(f = calloc(1, sizeof(*f))))
+		return -1;
+	f->rb_fd = -1;
+	f->guard = -1;
+	f->key.netns = netns;
+	f->key.port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+	    ((struct sockaddr_in6 *)&ss)->sin6_port);
+	if ((lk = reg_lock()) < 0)
+		goto fail;
+	if ((idx = ring_claim(&f->key)) < 0) {
+		log_info("fast path off for port %u: no free ring, or another gate has it", f->key.port);
+		goto fail_unlock;
+	}
+	f->ring = (uint32_t)idx;
+	f->rb_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, VSD_RING_BYTES, NULL);
+	if (f->rb_fd < 0 || bpf_map_update_elem(rings_fd, &f->ring, &f->rb_fd, BPF_ANY) < 0 ||
+	    !(f->rb = ring_buffer__new(f->rb_fd, on_record, f, NULL)))
+		goto fail_unlock;
+	f->ctl = &ringctl[f->ring];
+	__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+	f->dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
+	v = (struct vsd_gated_val){ .ring = f->ring, .owner = (uint32_t)getpid() };
+	if (bpf_map_update_elem(gated_fd, &f->key, &v, BPF_NOEXIST) < 0)
+		goto fail_unlock;
+	__atomic_fetch_add(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
+	close(lk);
+	f->guard = guard_slot(l);
+	l->fp = f;
+	log_debug("fast path: port %u, ring %u", f->key.port, f->ring);
+	return 0;
+fail_unlock:
+	close(lk);
+fail:
+	if (f->rb)
+		ring_buffer__free(f->rb);
+	if (f->rb_fd >= 0)
+		close(f->rb_fd);
+	free(f);
+	return -1;
+}
+
+void
+fp_detach(struct gated_listener *l)
+{
+	struct fp_listener *f = l->fp;
+	struct vsd_gated_val v;
+	int lk;
+
+	if (!f)
+		return;
+	lk = reg_lock();
+	if (bpf_map_lookup_elem(gated_fd, &f->key, &v) == 0 && v.owner == (uint32_t)getpid() &&
+	    bpf_map_delete_elem(gated_fd, &f->key) == 0 && gports[f->key.port])
+		__atomic_fetch_sub(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
+	bpf_map_delete_elem(rings_fd, &f->ring);
+	if (lk >= 0)
+		close(lk);
+	if (f->direct)
+		f->direct->direct_l = NULL;
+	if (f->guard >= 0) {
+		atomic_store(&guard->a[f->guard].live, 0);
+		guard->a[f->guard].len = 0;
+	}
+	ring_buffer__free(f->rb);
+	close(f->rb_fd);
+	free(f);
+	l->fp = NULL;
+}
+
+void
+fp_thread_gone(struct service_thread *th)
+{
+	if (th->direct_l && th->direct_l->fp && th->direct_l->fp->direct == th)
+		direct_end(th->direct_l->fp);
+	th->direct_l = NULL;
+}
+
+static struct fp_entry *
+q_at(struct fp_listener *f, unsigned i)
+{
+	return &f->q[(f->qh + i) % QCAP];
+}
+
+static void
+q_pop(struct fp_listener *f)
+{
+	f->qh = (f->qh + 1) % QCAP;
+	f->qn--;
+}
+
+/* The model is off: start again once the kernel's queue has been emptied. */
+static void
+fp_lose(struct gate *g, struct fp_listener *f)
+{
+	f->lost = 1;
+	f->qn = 0;
+	f->expect = 0;
+	g->fp_resync++;
+}
+
+static void
+direct_end(struct fp_listener *f)
+{
+	if (f->direct)
+		f->direct->direct_l = NULL;
+	f->direct = NULL;
+	guard_live(f, 0);
+	__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+}
+
+/* The VS a record names, as the drain path would queue it (home if unknown). */
+static struct gate_vs *
+entry_vs(struct gate *g, const struct fp_entry *e)
+{
+	struct gate_vs *v = e->vs ? vs_table_find(&g->tab, e->vs) : NULL;
+
+	return v ? v : vs_table_find(&g->tab, g->home);
+}
+
+/* The direct waiter took the model's head (it has, or will: it is the only
+ * thread in the kernel's accept): re-bind it there, measure what it ran
+ * in the VS it was in. */
+static void
+direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	struct fp_listener *f = l->fp;
+	struct service_thread *th = f->direct;
+	struct fp_entry *e = q_at(f, 0);
+	struct gate_vs *v;
+	uint64_t cpu;
+
+	/* two arrivals too close to tell apart, of different VSs: the thread
+	 * may have the other one; serve it as the first, then drop the model */
+	int unsure = f->qn > 1 && q_at(f, 1)->vs != e->vs && q_at(f, 1)->t - e->t < FP_CLOSE_NS;
+
+	uint32_t was = th->bound;
+
+	gate_vs_by_id(g, e->vs);	/* a VS created after our table was made */
+	gate_vs_active(g, entry_vs(g, e), now);
+	if ((v = gate_rebind_vs(g, th, e->vs ? e->vs : g->home)))
+		v->served++;
+	/* the CPU it ran since it was let through, in the VS it was in: only
+	 * an error if that was another VS */
+	cpu = charge_thread_cpu(th);
+	if (th->bound != was && cpu > f->direct_cpu) {
+		uint64_t d = cpu - f->direct_cpu;
+
+		g->fp_direct_moved++;
+		g->fp_direct_cpu_ns += d;
+		if (d > g->fp_direct_cpu_max)
+			g->fp_direct_cpu_max = d;
+	}
+	g->fp_direct++;
+	q_pop(f);
+	if (f->expect == 0 || f->expect_vs != e->vs)
+		f->expect_vs = f->expect ? 0 : e->vs;
+	f->expect++;
+	f->expect_t = now;
+	direct_end(f);
+	if (unsure)
+		fp_lose(g, f);
+}
+
+/*
+ * Read what the ring has, account for the direct waiter and for promised
+ * dequeues. Returns the kernel's queue length, or -1 when the model does
+ * not match it (now).
+ */
+static int
+fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	struct fp_listener *f = l->fp;
+	uint64_t dropped;
+	int qlen, d;
+
+	ring_buffer__consume(f->rb);
+	dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
+	if (dropped != f->dropped) {
+		f->dropped = dropped;
+		fp_lose(g, f);
+	}
+	if (f->direct && f->qn > 0)
+		direct_took_head(g, l, now);
+	if ((qlen = gate_backlog(l->fd)) < 0)
+		return -1;
+	if (f->lost)
+		return -1;
+	d = qlen - (int)f->qn;
+	if (d >= 0 && (unsigned)d < f->expect) {
+		f->expect = (unsigned)d;	/* promised threads took theirs */
+		f->expect_t = now;
+	}
+	if (f->expect && now - f->expect_t > FP_EXPECT_NS) {
+		f->expect = 0;	/* a thread let through died before its dequeue */
+		fp_lose(g, f);
+		return -1;
+	}
+	return d == (int)f->expect ? qlen : -1;
+}
+
+/*
+ * Is the model's head the connection the gate would serve first? By
+ * queue.c's order: the VS's rank, plus GATE_AGE_BP_PER_MS a ms waited.
+ */
+static int
+head_is_pick(struct gate *g, struct fp_listener *f)
+{
+	struct fp_entry *h = q_at(f, 0);
+	struct gate_vs *hv = entry_vs(g, h);
+	double hk = hv ? hv->rank_bp : 0;
+	unsigned i, n = f->qn;
+
+	if (!h->vs || (h->vs && !vs_table_find(&g->tab, h->vs)))
+		return 0;	/* another host's (its mark says), or a VS we do not know yet */
+	if (n > FP_SCAN)
+		return 0;
+	for (i = 1; i < n; i++) {
+		struct fp_entry *e = q_at(f, i);
+		struct gate_vs *ev;
+
+		if (e->vs == h->vs)
+			continue;
+		if (e->t - h->t < FP_CLOSE_NS)
+			return 0;	/* their order in the kernel's queue is not sure */
+		ev = entry_vs(g, e);
+		if ((ev ? ev->rank_bp : 0) - GATE_AGE_BP_PER_MS * (double)(e->t - h->t) / 1e6 > hk)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * May th wait in the kernel? Only where the next connection is likely to
+ * need no move: the latest FP_RUN arrivals were of one VS, and a connection
+ * of it would be served where th sits. A connection of another VS then
+ * runs in th's VS until we have moved th (the error status reports);
+ * afterwards the run starts again, so that costs one request per change of
+ * VS after a run, and a listener whose VSs alternate is served exactly.
+ */
+static int
+direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
+{
+	struct gate_vs *v, *to;
+
+	if (f->run_len < FP_RUN || !f->run_vs || !th->bound ||
+	    !(v = vs_table_find(&g->tab, f->run_vs)))
+		return 0;
+	to = gate_decide(g, th->bound, v);
+	return !to || to->id == th->bound;
+}
+
+/*
+ * Let th's accept (notification id) through, for the model's head or, with
+ * nothing queued, as the direct waiter. 1: answered; 0: the caller takes
+ * the drain path (or waits).
+ */
+static int
+fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *th,
+    uint64_t id, int blocking, uint64_t now)
+{
+	struct fp_listener *f = l->fp;
+	struct fp_entry *e;
+	struct gate_vs *v;
+	int qlen;
+
+	if (!f->fed || g->want_attrs || l->queued || l->held || f->direct)
+		return 0;
+	/* wake us for the next arrival before we look at the queue for the
+	 * last time, in case this thread is to wait in the kernel: an
+	 * arrival after the look then wakes us */
+	if (blocking && g->fast == GATE_FAST_ON)
+		__atomic_store_n(&f->ctl->wake, 1, __ATOMIC_SEQ_CST);
+	qlen = fp_sync(g, l, now);
+	if (qlen == 0 && f->qn == 0 && f->expect == 0 && blocking && g->fast == GATE_FAST_ON &&
+	    direct_fits(g, f, th)) {
+		f->direct = th;
+		th->direct_l = l;
+		guard_live(f, 1);
+		charge_settle(g, th);
+		f->direct_cpu = th->cpu_mark;
+		if (gate_continue(g, id) < 0)
+			direct_end(f);	/* interrupted meanwhile */
+		return 1;
+	}
+	if (blocking)
+		__atomic_store_n(&f->ctl->wake, 0, __ATOMIC_SEQ_CST);
+	if (qlen <= 0 || (int)f->expect >= qlen || f->qn == 0)
+		return 0;
+	e = q_at(f, 0);
+	/* threads let through before may dequeue in any order: only if all
+	 * of theirs are of this VS */
+	if ((f->expect && f->expect_vs != e->vs) || !head_is_pick(g, f))
+		return 0;
+	gate_vs_active(g, entry_vs(g, e), now);
+	v = gate_rebind_vs(g, th, e->vs);
+	if (gate_continue(g, id) < 0)
+		return 1;	/* interrupted: it took nothing, the model stands */
+	if (v)
+		v->served++;
+	g->fp_continued++;
+	f->expect_vs = e->vs;
+	f->expect++;
+	f->expect_t = now;
+	q_pop(f);
+	return 1;
+}
+
+int
+fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
+    uint64_t id, int flags)
+{
+	struct fp_listener *f = l->fp;
+	uint64_t now = now_ns();
+	int fl;
+
+	if (f->direct == th) {
+		/* back without a connection the ring told us of: a signal */
+		fp_sync(g, l, now);
+		if (f->direct == th)
+			direct_end(f);
+	}
+	if (l->wait_head)
+		return 0;
+	if (flags & SOCK_NONBLOCK)
+		fl = O_NONBLOCK;
+	else if ((fl = fcntl(l->fd, F_GETFL)) < 0)
+		return 0;
+	return fp_let_through(g, l, th, id, !(fl & O_NONBLOCK), now);
+}
+
+int
+fp_ready(struct gate *g, struct gated_listener *l)
+{
+	struct fp_listener *f = l->fp;
+	uint64_t now = now_ns();
+
+	if (fp_sync(g, l, now) < 0 && (f->expect || f->direct))
+		return 1;	/* not now: the drain would take what is promised */
+	while (l->wait_head) {
+		struct pending_accept *w = l->wait_head;
+		struct service_thread *th = w->th;
+		uint64_t id = w->id;
+
+		if (!fp_let_through(g, l, th, id, 1, now))
+			break;
+		gate_waiter_done(g, w);
+	}
+	if (!l->wait_head)
+		return 1;
+	/* threads wait; the drain may run only if nobody else can dequeue */
+	return f->expect || f->direct;
+}
+
+int
+fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
+{
+	struct fp_listener *f = l->fp;
+	uint64_t cookie = 0;
+	socklen_t sl = sizeof(cookie);
+	unsigned i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &sl) < 0)
+		return 0;
+	ring_buffer__consume(f->rb);
+	for (i = 0; i < f->qn; i++) {
+		struct fp_entry *e = q_at(f, i);
+
+		if (e->cookie != cookie)
+			continue;
+		*vs = e->vs;
+		/* the ones before it are not in the kernel's queue (stale) */
+		while (i-- > 0)
+			q_pop(f);
+		q_pop(f);
+		f->fed = 1;
+		return *vs != 0;
+	}
+	f->early[f->early_i++ % FP_EARLY] = cookie;
+	return 0;
+}
+
+void
+fp_drain_done(struct gate *g, struct gated_listener *l)
+{
+	struct fp_listener *f = l->fp;
+	int qlen = gate_backlog(l->fd);
+
+	if (qlen == 0 && f->expect == 0 && !f->direct) {
+		if (f->qn)	/* records of connections no longer queued */
+			g->fp_stale += f->qn;
+		f->qn = 0;
+		f->lost = 0;
+	}
+}
+
+int
+fp_pollfd(const struct gated_listener *l)
+{
+	return l->fp && l->fp->direct ? l->fp->rb_fd : -1;
+}
+
+int
+fp_busy(const struct gated_listener *l)
+{
+	return l->fp && l->fp->expect > 0;
+}

@@ -105,7 +105,7 @@ gate_socket_set_record_all(struct gate_socket *g, int all)
 int
 gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta)
 {
-	size_t len = 65536 * VSD_GPORTS_STRIDE;
+	size_t len = 65536 * sizeof(uint32_t);	/* VSD_GPORTS_ELEMS * 8 */
 	uint32_t *n, old, v;
 	char *p;
 	int r;
@@ -117,7 +117,7 @@ gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta)
 		log_warn("socket gate: cannot map %s", VSD_MAP_GPORTS);
 		return r;
 	}
-	n = (uint32_t *)(p + (size_t)port * VSD_GPORTS_STRIDE);
+	n = (uint32_t *)p + port;
 	old = __atomic_load_n(n, __ATOMIC_SEQ_CST);
 	do {
 		/* never below 0: that would read as 4 billion listeners */

@@ -79,12 +79,13 @@ struct {
 	__type(value, struct vsd_gated_val);
 } vsd_gated SEC(".maps");
 
+/* Mapped, a __u32 per TCP port; here pairs (gates/socket/socket.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536);
+	__uint(max_entries, VSD_GPORTS_ELEMS);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);		/* TCP port */
-	__type(value, __u32);		/* gated listeners on it */
+	__type(key, __u32);		/* TCP port / 2 */
+	__type(value, __u64);		/* gated listeners on port & ~1, port | 1 */
 } vsd_gports SEC(".maps");
 
 struct vsd_ring {
@@ -337,12 +338,14 @@ static __always_inline void quota_put(__u32 vs_id, __u32 flags, int passive)
  */
 static __always_inline int port_recorded(const struct vsd_connlim *lim, __u32 port)
 {
+	__u32 pair = (port & 0xffff) >> 1;
 	__u32 *n;
 
 	if (lim && (*(volatile __u32 *)&lim->flags & VSD_CONNLIM_ALL))
 		return 1;
-	n = bpf_map_lookup_elem(&vsd_gports, &port);
-	return n && *(volatile __u32 *)n > 0;
+	/* the __u32 at byte 4 * port of the mapping */
+	n = bpf_map_lookup_elem(&vsd_gports, &pair);
+	return n && *((volatile __u32 *)n + (port & 1)) > 0;
 }
 
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,

@@ -35,6 +35,17 @@ print(len([c for c in json.load(sys.stdin) if (c["remote"] if c["direction"] == 
 }
 # listed PORT DIR N: N connections listed
 listed() { [ "$(conns_to "$1" "$2")" = "$3" ]; }
+# held_listed NAME-OUT NAME-IN N-IN: while a request from www1 to the
+# service is held open, its connecting side is listed once and its accepting
+# side N-IN times; then the gate stops
+held_listed() {
+	"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "spin 2000" > /dev/null &
+	_hold=$!
+	check "$1" wait_for listed "$PORT" out 1
+	check "$2" listed "$PORT" in "$3"
+	wait $_hold
+	gate_stop
+}
 
 # --- gated mode: the default
 check "vsd says it records connections to gated listeners only" \
@@ -65,13 +76,8 @@ check "gated mode: they were recorded (20 more added)" \
 removed20() { set -- $(added_removed); [ "$2" = $((${after#* } + 20)) ]; }
 check "gated mode: and removed when closed" wait_for removed20
 # a connection held open to the gated service is listed, its connecting side only
-"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "spin 2000" > /dev/null &
-HOLD=$!
-check "gated mode: vsctl conns lists www1's open connection to the service (out)" \
-	wait_for listed "$PORT" out 1
-check "gated mode: not the accepting side's (in)" listed "$PORT" in 0
-wait $HOLD
-gate_stop
+held_listed "gated mode: vsctl conns lists www1's open connection to the service (out)" \
+	"gated mode: not the accepting side's (in)" 0
 check "the stopped gate unregistered its port" wait_for gport_is "$PORT" 0
 
 # --- all mode, across a restart
@@ -84,10 +90,5 @@ before=$(added_removed)
 "$VSCTL" exec www1 -- "$PROBE" many 127.0.0.1 "$UP" 50 > "$W/many"
 both() { set -- $(added_removed); [ "$1" -ge $((${before%% *} + 50)) ]; }
 check "all mode: the 50 connections to the ungated port are recorded" both
-"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "spin 2000" > /dev/null &
-HOLD=$!
-check "all mode: the connecting side to the gated service (out) is listed" \
-	wait_for listed "$PORT" out 1
-check "all mode: and the accepting side, the service's home VS (in)" listed "$PORT" in 1
-wait $HOLD
-gate_stop
+held_listed "all mode: the connecting side to the gated service (out) is listed" \
+	"all mode: and the accepting side, the service's home VS (in)" 1

@@ -36,13 +36,16 @@ print(len([c for c in json.load(sys.stdin) if (c["remote"] if c["direction"] == 
 # listed PORT DIR N: N connections listed
 listed() { [ "$(conns_to "$1" "$2")" = "$3" ]; }
 # held_listed NAME-OUT NAME-IN N-IN: while a request from www1 to the
-# service is held open, its connecting side is listed once and its accepting
-# side N-IN times; then the gate stops
+# service is held open (the server waits while a file exists: as long as
+# the checks take, also under TCG), its connecting side is listed once and
+# its accepting side N-IN times; then the gate stops
 held_listed() {
-	"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "spin 2000" > /dev/null &
+	: > "$W/held"
+	"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "hold $W/held" > /dev/null &
 	_hold=$!
 	check "$1" wait_for listed "$PORT" out 1
-	check "$2" listed "$PORT" in "$3"
+	check "$2" wait_for listed "$PORT" in "$3"
+	rm -f "$W/held"
 	wait $_hold
 	gate_stop
 }

@@ -7,10 +7,16 @@
  * vsd-bench-connrate-PID below the cgroup connrate runs in (so both ends
  * of every connection pass the gate: the worst case); with
  * -S the server stays outside (a VS's client of a shared service).  Each
- * repetition measures one ungated and one gated batch, in alternating
- * order, with the gate attached to / detached from that cgroup through
- * vsd's loader in between.  Reported: connections/s per batch and the ratio
- * gated/ungated per repetition, median and spread.
+ * repetition measures four batches, in an order that rotates from one
+ * repetition to the next: the baseline, with no programs attached to that
+ * cgroup, and three with the gate attached through vsd's loader, which
+ * records (gates/socket/socket.h, vsd --record-conns):
+ *   ungated  gated mode, the server's port not gated: nothing recorded
+ *   gated    gated mode, the server's port counted in vsd_gports, as an
+ *            accept gate registers its listener: the client side recorded
+ *   all      VSD_CONNLIM_ALL: every connection, both sides in the VS
+ * Reported: connections/s per batch and the ratio of each to the baseline
+ * per repetition, median and spread.
  *
  * With -s it also enables the kernel's BPF run-time statistics (for this
  * process's lifetime only: BPF_ENABLE_STATS) and reports the time our
@@ -18,6 +24,9 @@
  * connection), figures the machine's noise blurs much less.
  *
  *   connrate [-n CONNS] [-r REPS] [-6] [-S] [-s] [-o CSV]
+ *
+ * The CSV has one row per repetition: the order, then rate per second of
+ * wall time and per CPU-second and the ratios for each configuration.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -211,21 +220,27 @@ batch(int to, int from, uint64_t n, double *cpu_rate)
 	return n / (dt / 1e9);
 }
 
+/* The configurations of a repetition; CF_BASE has no programs attached. */
+enum { CF_BASE, CF_UNGATED, CF_GATED, CF_ALL, NCF };
+static const char *const cf_names[NCF] = { "baseline", "ungated", "gated", "all" };
+/* the issue's targets (issue 17); all mode has none */
+static const double cf_target[NCF] = { 0, 0.985, 0.97, 0 };
+
 static const char *const prog_names[] = {
 	"sock_create", "sockops", "connect4", "connect6", "sendmsg4", "sendmsg6",
 };
 #define NPROGS	(sizeof(prog_names) / sizeof(prog_names[0]))
 
-/* Per program, summed over the gated batches (with -s). */
-static uint64_t prog_ns[NPROGS], prog_runs[NPROGS];
+/* Per configuration and program, summed over its batches (with -s). */
+static uint64_t prog_ns[NCF][NPROGS], prog_runs[NCF][NPROGS];
 
 /*
  * Total run time of the gate's programs so far (with -s), in ns; with acc,
  * the counters are added to (acc > 0) or taken from (acc < 0) the
- * per-program sums.
+ * per-program sums of configuration cf.
  */
 static uint64_t
-bpf_runtime(int acc)
+bpf_runtime(int cf, int acc)
 {
 	uint64_t sum = 0;
 	size_t i;
@@ -241,8 +256,8 @@ bpf_runtime(int acc)
 			continue;
 		if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) {
 			sum += info.run_time_ns;
-			prog_ns[i] += acc * (int64_t)info.run_time_ns;
-			prog_runs[i] += acc * (int64_t)info.run_cnt;
+			prog_ns[cf][i] += acc * (int64_t)info.run_time_ns;
+			prog_runs[cf][i] += acc * (int64_t)info.run_cnt;
 		}
 		close(fd);
 	}
@@ -259,16 +274,59 @@ quantile(const double *v, int n, double q)
 	return i + 1 < n ? v[i] + (pos - i) * (v[i + 1] - v[i]) : v[n - 1];
 }
 
+static int attached, gport_on;
+
+/*
+ * Puts the gate in configuration cf: attached or not, recording all or
+ * gated, the server's port gated or not.  Outside the timed batches.
+ */
+static int
+set_config(int cf, const char *dir, uint64_t cgid, int port,
+	   const struct gate_socket_cfg *cfg)
+{
+	int want_gport = cf == CF_GATED;
+
+	if (cf == CF_BASE) {
+		if (attached && gate_socket_detach(gate, 1) < 0)
+			return -1;
+		attached = 0;
+		return 0;
+	}
+	if (!attached && gate_socket_attach(gate, dir, cgid, 1, cfg) < 0)
+		return -1;
+	attached = 1;
+	if (gate_socket_set_record_all(gate, cf == CF_ALL) < 0)
+		return -1;
+	if (want_gport != gport_on && gate_socket_gport_add(gate, port, want_gport ? 1 : -1) < 0)
+		return -1;
+	gport_on = want_gport;
+	return 0;
+}
+
+/* median, IQR, min, max of n values (sorted in place) */
+static void
+summary(const char *what, double *v, int n, double target)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	printf("%-26s median %.3f, IQR %.3f-%.3f, min %.3f, max %.3f", what,
+	       quantile(v, n, 0.5), quantile(v, n, 0.25), quantile(v, n, 0.75), v[0], v[n - 1]);
+	if (target > 0)
+		printf(" (target >= %.3f: %s)", target,
+		       quantile(v, n, 0.5) >= target ? "met" : "NOT met");
+	printf("\n");
+}
+
 int
 main(int argc, char **argv)
 {
 	struct gate_socket_cfg cfg = { .flags = VSD_CFG_TOS | VSD_CFG_MARK, .tos = 0x28, .mark = 42 };
-	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, port, i;
+	int n = 1000, reps = 30, v6 = 0, stats = 0, opt, port, i, k, c;
 	int to_client[2], from_client[2];
 	const char *csv = NULL;
 	static struct cg_ctx cg;	/* large: off the stack */
 	struct stat st;
-	double *un, *ga, *ratio, *uc, *gc, *cratio, *bpfns = NULL;
+	double *rate[NCF], *crate[NCF], *ratio[NCF], *cratio[NCF], *bpfns[NCF];
+	char what[64];
 	uint64_t t0;
 	FILE *f = NULL;
 
@@ -320,86 +378,91 @@ main(int argc, char **argv)
 	if ((client_pid = fork()) == 0)
 		client(v6, port, to_client[0], from_client[1]);
 
-	un = calloc(reps, sizeof(double));
-	ga = calloc(reps, sizeof(double));
-	ratio = calloc(reps, sizeof(double));
-	uc = calloc(reps, sizeof(double));
-	gc = calloc(reps, sizeof(double));
-	cratio = calloc(reps, sizeof(double));
-	if (stats && (!(bpfns = calloc(reps, sizeof(double))) ||
-		      bpf_enable_stats(BPF_STATS_RUN_TIME) < 0)) {
+	for (c = 0; c < NCF; c++) {
+		rate[c] = calloc(reps, sizeof(double));
+		crate[c] = calloc(reps, sizeof(double));
+		ratio[c] = calloc(reps, sizeof(double));
+		cratio[c] = calloc(reps, sizeof(double));
+		bpfns[c] = calloc(reps, sizeof(double));
+		if (!rate[c] || !crate[c] || !ratio[c] || !cratio[c] || !bpfns[c])
+			return 1;
+	}
+	if (stats && bpf_enable_stats(BPF_STATS_RUN_TIME) < 0) {
 		perror("connrate: BPF_ENABLE_STATS");
 		return 1;
 	}
-	if (!un || !ga || !ratio || !uc || !gc || !cratio)
-		return 1;
 	batch(to_client[1], from_client[0], n / 5 + 1, NULL);		/* warm-up */
 	if (csv && !(f = fopen(csv, "w"))) {
 		perror(csv);
 		return 1;
 	}
-	if (f)
-		fprintf(f, "rep,order,ungated_cps,gated_cps,ratio,ungated_cpu_cps,gated_cpu_cps,cpu_ratio\n");
-	printf("%-4s %-14s %10s %10s %7s   %12s %12s %7s\n", "rep", "order", "ungated/s",
-	       "gated/s", "ratio", "ungated/cpu-s", "gated/cpu-s", "ratio");
+	if (f) {
+		fprintf(f, "rep,order");
+		for (c = 0; c < NCF; c++)
+			fprintf(f, ",%s_cps,%s_cpu_cps", cf_names[c], cf_names[c]);
+		for (c = 1; c < NCF; c++)
+			fprintf(f, ",%s_ratio,%s_cpu_ratio", cf_names[c], cf_names[c]);
+		fprintf(f, "\n");
+	}
+	printf("%-4s %-8s %10s %10s %10s %10s   %7s %7s %7s   %s\n", "rep", "first",
+	       "base/s", "ungated/s", "gated/s", "all/s", "ungated", "gated", "all",
+	       "(ratios to the baseline, wall time)");
 	for (i = 0; i < reps; i++) {
-		/* Alternate the order so drift does not favour one side. */
-		int gated_first = i & 1;
-
-		if (!gated_first)
-			un[i] = batch(to_client[1], from_client[0], n, &uc[i]);
-		if (gate_socket_attach(gate, cgdir, st.st_ino, 1, &cfg) < 0)
-			return 1;
-		t0 = stats ? bpf_runtime(-1) : 0;
-		ga[i] = batch(to_client[1], from_client[0], n, &gc[i]);
-		if (stats)
-			bpfns[i] = (double)(bpf_runtime(1) - t0) / n;
-		if (gate_socket_detach(gate, 1) < 0)
-			return 1;
-		if (gated_first)
-			un[i] = batch(to_client[1], from_client[0], n, &uc[i]);
-		ratio[i] = ga[i] / un[i];
-		cratio[i] = uc[i] > 0 ? gc[i] / uc[i] : 0;
-		printf("%-4d %-14s %10.0f %10.0f %7.3f   %12.0f %12.0f %7.3f\n", i + 1,
-		       gated_first ? "gated,ungated" : "ungated,gated", un[i], ga[i], ratio[i],
-		       uc[i], gc[i], cratio[i]);
-		if (f)
-			fprintf(f, "%d,%s,%.0f,%.0f,%.4f,%.0f,%.0f,%.4f\n", i + 1,
-				gated_first ? "gated-first" : "ungated-first", un[i], ga[i], ratio[i],
-				uc[i], gc[i], cratio[i]);
+		/* Rotate the order so that drift does not favour one of them. */
+		for (k = 0; k < NCF; k++) {
+			c = (i + k) % NCF;
+			if (set_config(c, cgdir, st.st_ino, port, &cfg) < 0)
+				return 1;
+			t0 = stats ? bpf_runtime(c, -1) : 0;
+			rate[c][i] = batch(to_client[1], from_client[0], n, &crate[c][i]);
+			if (stats)
+				bpfns[c][i] = (double)(bpf_runtime(c, 1) - t0) / n;
+		}
+		for (c = 1; c < NCF; c++) {
+			ratio[c][i] = rate[c][i] / rate[CF_BASE][i];
+			cratio[c][i] = crate[CF_BASE][i] > 0 ? crate[c][i] / crate[CF_BASE][i] : 0;
+		}
+		printf("%-4d %-8s %10.0f %10.0f %10.0f %10.0f   %7.3f %7.3f %7.3f\n", i + 1,
+		       cf_names[i % NCF], rate[CF_BASE][i], rate[CF_UNGATED][i], rate[CF_GATED][i],
+		       rate[CF_ALL][i], ratio[CF_UNGATED][i], ratio[CF_GATED][i], ratio[CF_ALL][i]);
+		if (f) {
+			fprintf(f, "%d,%s-first", i + 1, cf_names[i % NCF]);
+			for (c = 0; c < NCF; c++)
+				fprintf(f, ",%.0f,%.0f", rate[c][i], crate[c][i]);
+			for (c = 1; c < NCF; c++)
+				fprintf(f, ",%.4f,%.4f", ratio[c][i], cratio[c][i]);
+			fprintf(f, "\n");
+		}
 	}
 	if (f)
 		fclose(f);
-	qsort(ratio, reps, sizeof(double), cmp_double);
-	qsort(un, reps, sizeof(double), cmp_double);
-	qsort(ga, reps, sizeof(double), cmp_double);
-	printf("\n%s, %s, %d connections x %d repetitions per side\n",
+	printf("\n%s, %s, %d connections x %d repetitions per configuration\n",
 	       v6 ? "IPv6 ::1" : "IPv4 127.0.0.1",
 	       server_outside ? "client in the VS, server outside" : "client and server in the VS",
 	       n, reps);
-	printf("ungated conn/s: median %.0f (min %.0f, max %.0f)\n",
-	       quantile(un, reps, 0.5), un[0], un[reps - 1]);
-	printf("gated   conn/s: median %.0f (min %.0f, max %.0f)\n",
-	       quantile(ga, reps, 0.5), ga[0], ga[reps - 1]);
-	printf("ratio gated/ungated: median %.3f, IQR %.3f-%.3f, min %.3f, max %.3f (target >= 0.97)\n",
-	       quantile(ratio, reps, 0.5), quantile(ratio, reps, 0.25),
-	       quantile(ratio, reps, 0.75), ratio[0], ratio[reps - 1]);
-	qsort(cratio, reps, sizeof(double), cmp_double);
-	printf("per CPU-second ratio gated/ungated: median %.3f, IQR %.3f-%.3f, min %.3f, max %.3f\n",
-	       quantile(cratio, reps, 0.5), quantile(cratio, reps, 0.25),
-	       quantile(cratio, reps, 0.75), cratio[0], cratio[reps - 1]);
-	if (stats) {
-		qsort(bpfns, reps, sizeof(double), cmp_double);
-		printf("BPF run time per connection (%s): median %.0f ns (min %.0f, max %.0f)"
-		       " = %.2f%% of an ungated connection's median time\n",
+	for (c = 0; c < NCF; c++) {
+		qsort(rate[c], reps, sizeof(double), cmp_double);
+		printf("%-8s conn/s: median %.0f (min %.0f, max %.0f)\n", cf_names[c],
+		       quantile(rate[c], reps, 0.5), rate[c][0], rate[c][reps - 1]);
+	}
+	for (c = 1; c < NCF; c++) {
+		snprintf(what, sizeof(what), "ratio %s/baseline:", cf_names[c]);
+		summary(what, ratio[c], reps, cf_target[c]);
+		snprintf(what, sizeof(what), "  per CPU-second:");
+		summary(what, cratio[c], reps, 0);
+	}
+	for (c = 1; stats && c < NCF; c++) {
+		qsort(bpfns[c], reps, sizeof(double), cmp_double);
+		printf("BPF run time per connection, %s (%s): median %.0f ns (min %.0f, max %.0f)"
+		       " = %.2f%% of a baseline connection's median time\n", cf_names[c],
 		       server_outside ? "client side" : "both ends",
-		       quantile(bpfns, reps, 0.5), bpfns[0], bpfns[reps - 1],
-		       100.0 * quantile(bpfns, reps, 0.5) / (1e9 / quantile(un, reps, 0.5)));
+		       quantile(bpfns[c], reps, 0.5), bpfns[c][0], bpfns[c][reps - 1],
+		       100.0 * quantile(bpfns[c], reps, 0.5) / (1e9 / quantile(rate[CF_BASE], reps, 0.5)));
 		for (size_t j = 0; j < NPROGS; j++)
-			if (prog_runs[j])
+			if (prog_runs[c][j])
 				printf("  %-12s %5.2f runs, %5.0f ns per connection\n", prog_names[j],
-				       (double)prog_runs[j] / ((double)n * reps),
-				       (double)prog_ns[j] / ((double)n * reps));
+				       (double)prog_runs[c][j] / ((double)n * reps),
+				       (double)prog_ns[c][j] / ((double)n * reps));
 	}
 	return 0;
 }

@@ -179,7 +179,7 @@ VSH_DIR=$W/run
 . "$top_srcdir/tests/vsd-harness.sh"
 VSD_PID=
 vsd_start() {
-	vsh_start
+	vsh_start "$@"
 	_r=$?
 	VSD_PID=$VSH_PID
 	return $_r

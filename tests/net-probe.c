@@ -11,7 +11,7 @@
  *   net-probe udp ADDR PORT connect|sendto
  *   net-probe hold ADDR PORT N FILE      N connections open at once until
  *                                        FILE exists
- *   net-probe flood ADDR N FILE          listen on ADDR, open up to N
+ *   net-probe flood ADDR N FILE [PORT]   listen on ADDR (PORT), open up to N
  *                                        connections to it and keep them
  *                                        (and every refused one tried)
  *                                        until FILE exists; prints
@@ -384,10 +384,10 @@ do_peerclosed(const char *addr, unsigned port, const char *hold)
  * socket gate refusing a VS with no room left) is counted, not fatal.
  */
 static int
-do_flood(const char *addr, long n, const char *file)
+do_flood(const char *addr, long n, const char *file, unsigned port)
 {
 	struct sockaddr_storage ss;
-	socklen_t len = mkaddr(addr, 0, &ss);
+	socklen_t len = mkaddr(addr, port, &ss);
 	long i, conn = 0, eperm = 0, other = 0;
 	int l, *s = calloc(n, sizeof(int));
 
@@ -485,8 +485,8 @@ main(int argc, char **argv)
 		return do_tcp(argv[2], atoi(argv[3]), argc > 4 ? argv[4] : NULL);
 	if (argc == 5 && !strcmp(argv[1], "udp"))
 		return do_udp(argv[2], atoi(argv[3]), argv[4]);
-	if (argc == 5 && !strcmp(argv[1], "flood"))
-		return do_flood(argv[2], atol(argv[3]), argv[4]);
+	if ((argc == 5 || argc == 6) && !strcmp(argv[1], "flood"))
+		return do_flood(argv[2], atol(argv[3]), argv[4], argc == 6 ? atoi(argv[5]) : 0);
 	if (argc == 6 && !strcmp(argv[1], "hold"))
 		return do_hold(argv[2], atoi(argv[3]), atol(argv[4]), argv[5]);
 	if (argc >= 6 && !strcmp(argv[1], "ports"))

@@ -12,10 +12,17 @@
  *   socket-gate-ctl ROOT conns
  *   socket-gate-ctl ROOT stats
  *   socket-gate-ctl ROOT purge
- *   socket-gate-ctl ROOT accept ADDR     listen on ADDR (any port, printed as
+ *   socket-gate-ctl ROOT record all|gated   what the programs record
+ *   socket-gate-ctl ROOT gport PORT DELTA   add DELTA to PORT's count of
+ *                                   gated listeners (as an accept gate
+ *                                   registering one), print "gport=N"
+ *   socket-gate-ctl ROOT accept ADDR [gated]
+ *                                   listen on ADDR (any port, printed as
  *                                   "listening PORT"), accept one connection
  *                                   and print the VS the map names for it,
- *                                   as the accept gate looks it up
+ *                                   as the accept gate looks it up; with
+ *                                   gated, its port counts as gated until
+ *                                   then (vsd_gports), as a gate registers
  *   socket-gate-ctl ROOT scale N    time attach and detach of N VSs (cgroup2
  *                                   dirs ROOT/<i> below the cgroup it runs
  *                                   in, made and removed)
@@ -154,7 +161,7 @@ out:
 
 /* The accept gate's lookup, from another process than vsd. */
 static int
-accept_lookup(const char *root, const char *addr)
+accept_lookup(struct gate_socket *g, const char *root, const char *addr, int gated)
 {
 	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6 };
 	struct sockaddr_in a4 = { .sin_family = AF_INET };
@@ -162,7 +169,7 @@ accept_lookup(const char *root, const char *addr)
 	socklen_t len = sizeof(ss);
 	struct vsd_conn_val v;
 	struct conntab t;
-	int l, c, r, one = 1, v6 = strchr(addr, ':') != NULL;
+	int l, c, r, one = 1, v6 = strchr(addr, ':') != NULL, port;
 	char buf[256];
 	ssize_t n;
 
@@ -178,12 +185,22 @@ accept_lookup(const char *root, const char *addr)
 		 v6 ? sizeof(a6) : sizeof(a4)) < 0 || listen(l, 8) < 0 ||
 	    getsockname(l, (struct sockaddr *)&ss, &len) < 0)
 		return -errno;
-	printf("listening %u\n", ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
-				       : ((struct sockaddr_in *)&ss)->sin_port));
+	port = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+			: ((struct sockaddr_in *)&ss)->sin_port);
+	/* before the client can connect, as an accept gate registers */
+	if (gated && (r = gate_socket_gport_add(g, port, 1)) < 0)
+		return r;
+	printf("listening %u\n", port);
 	fflush(stdout);
-	if ((c = accept(l, NULL, NULL)) < 0)
-		return -errno;
+	if ((c = accept(l, NULL, NULL)) < 0) {
+		r = -errno;
+		if (gated)
+			gate_socket_gport_add(g, port, -1);
+		return r;
+	}
 	r = gate_socket_lookup_accepted(&t, c, &v);
+	if (gated)
+		gate_socket_gport_add(g, port, -1);
 	if (r == 0)
 		printf("vs=%u\n", v.vs_id);
 	else if (r == -ENOENT)
@@ -243,10 +260,21 @@ main(int argc, char **argv)
 			       (unsigned long long)st[VSD_STAT_CONNS_ADDED],
 			       (unsigned long long)st[VSD_STAT_CONNS_REMOVED],
 			       (unsigned long long)st[VSD_STAT_CONNS_FULL]);
-	} else if (!strcmp(cmd, "accept") && argc == 4) {
-		r = accept_lookup(argv[1], argv[3]);
+	} else if (!strcmp(cmd, "accept") && (argc == 4 ||
+		   (argc == 5 && !strcmp(argv[4], "gated")))) {
+		r = accept_lookup(g, argv[1], argv[3], argc == 5);
 	} else if (!strcmp(cmd, "scale") && argc == 4 && atoi(argv[3]) > 0) {
 		r = scale(g, argv[1], atoi(argv[3]));
+	} else if (!strcmp(cmd, "record") && argc == 4 &&
+		   (!strcmp(argv[3], "all") || !strcmp(argv[3], "gated"))) {
+		if ((r = gate_socket_set_record_all(g, argv[3][0] == 'a')) >= 0)
+			r = 0;
+	} else if (!strcmp(cmd, "gport") && argc == 5 && atoi(argv[3]) > 0 &&
+		   atoi(argv[3]) < 65536) {
+		if ((r = gate_socket_gport_add(g, atoi(argv[3]), atoi(argv[4]))) >= 0) {
+			printf("gport=%d\n", r);
+			r = 0;
+		}
 	} else if (!strcmp(cmd, "purge")) {
 		return gate_socket_purge(g) < 0;
 	} else {

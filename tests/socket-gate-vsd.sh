@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The socket gate through the product: a private vsd, vsctl create/set with
 # --tos/--dscp/--mark, processes started with vsctl exec, packets captured
-# on lo, vsctl conns, a restart with vsd down, destroy.
+# on lo, vsctl conns, a restart with vsd down, destroy.  The first vsd
+# records every connection (--record-conns all: vsctl conns is the point);
+# the restarts switch to gated (the default) and back.
 . "$(dirname "$0")/lib.sh"
 need_root
 [ -r /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF (/sys/kernel/btf/vmlinux)"
@@ -10,9 +12,11 @@ need_root
 SGH=$top_builddir/tests/net-probe
 PINS=/sys/fs/bpf/vsd/$VSD_ROOT
 
-vsd_start || { fail "vsd starts"; done_testing; }
+vsd_start --record-conns all || { fail "vsd starts"; done_testing; }
 grep -q "socket gate: loaded its programs in $PINS" "$VSD_TMP/vsd.log" &&
 	ok "vsd loads the gate at start" || fail "vsd loads the gate at start"
+grep -q "socket gate: recording every TCP connection of a VS (--record-conns all)" "$VSD_TMP/vsd.log" &&
+	ok "vsd logs the recording mode" || fail "vsd logs the recording mode"
 
 # Settings, and refusals that change nothing.
 check "create www1 --tos 0x28 --mark 42" vsctl create www1 --cpu 10% --tos 0x28 --mark 42
@@ -43,6 +47,9 @@ is "$(vsctl show www2 --json | json 'd["gate"]["tos"], d["gate"]["dscp"]')" "(18
 	"--dscp EF is TOS 0xb8"
 like "$(vsctl show www1)" "socket gate: attached, tos 0x28 \(dscp AF11 = 10\), mark 42" "show prints the gate"
 like "$(vsctl show www1)" "0 not recorded because the map was full" "show prints the full-map count"
+like "$(vsctl show www1)" "recording: all \(every TCP connection of a VS" "show prints the recording mode"
+is "$(vsctl list --json | json '[v["gate"]["record"] for v in d]')" '["all", "all"]' \
+	"list --json gives the recording mode"
 
 "$SGH" serve 127.0.0.1 0 > "$VSD_TMP/s4" &
 on_exit "kill $!"
@@ -130,6 +137,12 @@ for i in $(seq 200); do grep -q connected "$VSD_TMP/hold-r" && break; sleep 0.05
 like "$(cat "$VSD_TMP/hold-r")" "mark=42" "with vsd down, a new socket in www1 is still marked"
 local_r=$(sed -n 's/^local=//p' "$VSD_TMP/hold-r")
 
+# A recording mode that is neither is refused before anything is made.
+out=$("$VSD" --foreground --record-conns some --socket "$VSD_SOCKET" --state-dir "$VSD_STATE" \
+	--cgroup-root "$VSD_ROOT" 2>&1)
+is "$?" 7 "vsd --record-conns some: exit 7 (a bad value)"
+like "$out" "--record-conns some: not gated or all" "and says why"
+
 # A gate the verifier refuses stops vsd from starting, with its message.
 out=$(VSD_SOCKET_BPF_OBJ=$top_builddir/tests/sg-broken.bpf.o "$VSD" --foreground \
 	--socket "$VSD_SOCKET" --state-dir "$VSD_STATE" --cgroup-root "$VSD_ROOT" 2>&1)
@@ -145,6 +158,31 @@ grep -q "socket gate: adopted its programs" "$VSD_TMP/vsd.log" && ok "the restar
 is "$(vsctl conns --json | json "[c['vs'] for c in d if c['local'] == '$local_r']")" '["www1"]' \
 	"the restarted vsd lists the connection made while it was down"
 release r
+
+# The restarted vsd records as its own option says (gated, the default),
+# not as the pinned maps did, and says so.
+like "$(cat "$VSD_TMP/vsd.log")" "the previous vsd recorded all connections; this vsd's option wins" \
+	"the restart from all to gated is logged"
+is "$(vsctl show www1 --json | json 'd["gate"]["record"]')" gated "show --json: gated now"
+hold u www1 127.0.0.1 "$p4"
+is "$(vsctl conns --json | json "len([c for c in d if c['local'] == '$held'])")" 0 \
+	"gated: www1's connection to an ungated port is not recorded"
+release u
+# the port gated by hand, as an accept gate registers its listener
+check "port $p4 gated by hand" "$top_builddir/tests/socket-gate-ctl" "$VSD_ROOT" gport "$p4" 1
+hold g www1 127.0.0.1 "$p4"
+is "$(vsctl conns --json | json "[(c['vs'], c['direction']) for c in d if c['local'] == '$held']")" \
+	'[["www1", "out"]]' "gated: its connection to the gated port is recorded (connecting side only)"
+release g
+check "port $p4 ungated again" "$top_builddir/tests/socket-gate-ctl" "$VSD_ROOT" gport "$p4" -1
+vsd_stop TERM
+vsd_start --record-conns all || fail "vsd restarts with --record-conns all"
+like "$(cat "$VSD_TMP/vsd.log")" "the previous vsd recorded connections to gated listeners only; this vsd's option wins" \
+	"the restart from gated to all is logged"
+hold v www1 127.0.0.1 "$p4"
+is "$(vsctl conns --json | json "len([c for c in d if c['local'] == '$held'])")" 1 \
+	"all again: the connection to the ungated port is recorded"
+release v
 is "$(vsctl show www1 --json | json 'd["gate"]["tos"], d["gate"]["mark"], d["gate"]["attached"]')" \
 	"(136, 42, True)" "settings and attachment survive the restart"
 

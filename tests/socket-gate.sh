@@ -80,11 +80,17 @@ hold_conn() {
 	while ! grep -q connected "$TMP/hold-$1" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
 }
 release() { touch "$TMP/release-$1"; eval "wait \$holdpid_$1"; }
+# local_of NAME: the local address of hold_conn NAME's connection
+local_of() { val local "$(cat "$TMP/hold-$1")"; }
+conns() { "$B/socket-gate-ctl" "$ROOT" conns 2>&1; }
 
-plan 52
+plan 66
 
 out=$("$B/socket-gate-ctl" "$ROOT" open 2>&1)
 check "first open loads the programs" '^adopted=0$' "$out"
+# The table itself is the point here: every connection of a VS recorded
+# (vsd --record-conns all); gated mode has its own checks further down.
+"$B/socket-gate-ctl" "$ROOT" record all
 out=$("$B/socket-gate-ctl" "$ROOT" attach "$CG1" 1 tos=0x28 mark=42 prio=5 2>&1) &&
 	"$B/socket-gate-ctl" "$ROOT" attach "$CG2" 2 tos=0xb8 2>&1 && ok "attach two VSs" ||
 	fail "attach two VSs" "$out"
@@ -174,12 +180,13 @@ check_not "passive entries gone after the server closed first" "dir=passive loca
 
 # The accept gate's lookup, from another process, read-only: an accepted
 # socket's (getpeername, getsockname, ACTIVE) finds the connecting VS.
-# acc LISTEN-ADDR CONNECT-ADDR CGDIR|-: prints what the lookup found.
+# acc LISTEN-ADDR CONNECT-ADDR CGDIR|- [gated]: prints what the lookup
+# found; gated: the listener's port counts as gated (vsd_gports) meanwhile.
 acc() {
 	# a fresh file: the last call's "listening PORT" must not be read as
 	# this one's (the client went to a closed port and the helper waited)
 	rm -f "$TMP/acc"
-	"$B/socket-gate-ctl" "$ROOT" accept "$1" > "$TMP/acc" 2>&1 &
+	"$B/socket-gate-ctl" "$ROOT" accept "$1" ${4:+"$4"} > "$TMP/acc" 2>&1 &
 	accpid=$!
 	i=0
 	while ! grep -q listening "$TMP/acc" 2>/dev/null && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
@@ -215,11 +222,77 @@ else
 fi
 check "no full-map failures" 'full=0$' "$out"
 
+# Gated mode (vsd's default, --record-conns gated): only a connection to a
+# port with a gated listener (vsd_gports) is recorded, and only its
+# connecting side.  Any other leaves no entry, so no state callback and no
+# delete either: the added and removed counters stay as they were.
+"$B/socket-gate-ctl" "$ROOT" record gated
+stat_ar() { "$B/socket-gate-ctl" "$ROOT" stats 2>&1 | sed -n 's/^added=\([0-9]*\) removed=\([0-9]*\) .*/\1 \2/p'; }
+before=$(stat_ar)
+out=$(in_cg "$CG1" "$B/net-probe" many 127.0.0.1 "$p4" 100 2>&1)
+check "gated mode: 100 connections from VS 1 to an ungated port" '^done=100$' "$out"
+hold_conn gu "$CG1" 127.0.0.1 "$p4"
+local_gu=$(local_of gu)
+out=$(conns)
+check_not "gated mode: an open connection to an ungated port has no entry" "local=$local_gu " "$out"
+release gu
+check "gated mode: the accept-side lookup on an ungated port finds no VS" '^vs=none$' \
+	"$(acc 127.0.0.1 127.0.0.1 "$CG1")"
+after=$(stat_ar)
+if [ -n "$before" ] && [ "$before" = "$after" ]; then
+	ok "gated mode: nothing added or removed for 102 ungated connections ($after)"
+else
+	fail "gated mode: nothing added or removed for 102 ungated connections" "$before -> $after"
+fi
+check "gated mode: a gated port's connection from VS 1 is recorded and found (IPv4)" '^vs=1$' \
+	"$(acc 127.0.0.1 127.0.0.1 "$CG1" gated)"
+check "gated mode: ... (IPv6, dual-stack listener, IPv4-mapped client)" '^vs=1$' \
+	"$(acc :: ::ffff:127.0.0.1 "$CG1" gated)"
+# added_removed BEFORE N: N more added and as many removed (closing takes a moment)
+added_removed() {
+	i=0
+	while [ $i -lt 200 ]; do
+		# shellcheck disable=SC2046
+		set -- "$1" "$2" $(stat_ar)
+		[ "$3 $4" = "$((${1% *} + $2)) $((${1#* } + $2))" ] && return 0
+		sleep 0.01; i=$((i + 1))
+	done
+	return 1
+}
+if added_removed "$after" 2; then ok "gated mode: those two added, and removed when closed ($(stat_ar))"; else
+	fail "gated mode: those two added, and removed when closed" "$after -> $(stat_ar)"; fi
+# A server in VS 2 on a gated port: the client's entry, not the server's.
+out=$("$B/socket-gate-ctl" "$ROOT" gport "$pb" 1 2>&1)
+check "a port is gated by hand, as an accept gate registers its listener" '^gport=1$' "$out"
+hold_conn gp "$CG1" 127.0.0.1 "$pb"
+local_gp=$(local_of gp)
+out=$(conns)
+check "gated mode, gated port: the connecting side's entry (VS 1)" \
+	"^vs=1 .*dir=active local=$local_gp remote=127.0.0.1:$pb\$" "$out"
+check_not "gated mode, gated port: no accepting side's entry (VS 2)" "dir=passive .*remote=$local_gp\$" "$out"
+release gp
+# All mode: the same connection is recorded on both sides, and so is one
+# to an ungated port.
+"$B/socket-gate-ctl" "$ROOT" record all
+hold_conn ga "$CG1" 127.0.0.1 "$pb"
+local_ga=$(local_of ga)
+hold_conn gb "$CG1" 127.0.0.1 "$p4"
+local_gb=$(local_of gb)
+out=$(conns)
+check "all mode: the connecting side's entry (VS 1)" "^vs=1 .*dir=active local=$local_ga remote=127.0.0.1:$pb\$" "$out"
+check "all mode: the accepting side's entry (VS 2)" "^vs=2 .*dir=passive local=127.0.0.1:$pb remote=$local_ga\$" "$out"
+check "all mode: a connection to an ungated port is recorded" "^vs=1 .*dir=active local=$local_gb " "$out"
+release ga
+release gb
+out=$("$B/socket-gate-ctl" "$ROOT" gport "$pb" -1 2>&1)
+check "the port is ungated again" '^gport=0$' "$out"
+
 # A full table is counted, not silently ignored: the real gate built with
 # an 8-slot table (tests/sg-small.bpf.o), its own pins, a third cgroup.
 CG3=$CGBASE/c
 mkdir "$CG3"
 VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/socket-gate-ctl" "$ROOT-small" attach "$CG3" 1 >/dev/null 2>&1
+VSD_SOCKET_BPF_OBJ=$B/sg-small.bpf.o "$B/socket-gate-ctl" "$ROOT-small" record all
 (in_cg "$CG3" "$B/net-probe" hold 127.0.0.1 "$p4" 10 "$TMP/release-full") > "$TMP/hold-full" &
 fullpid=$!
 i=0

@@ -286,8 +286,10 @@ gate_vs_json(struct vsd *d, const struct vs *vs, struct buf *b)
 		gate_socket_connlim(d->gate, &lim);
 		gate_socket_vs_conns(d->gate, vs->id, &vc);
 	}
-	/* The connection map is shared by all VSs; so is its counter. */
+	/* The connection map is shared by all VSs; so are its counter and mode. */
 	buf_printf(b, ", \"conns_full\": %" PRIu64, st[VSD_STAT_CONNS_FULL]);
+	buf_printf(b, ", \"record\": %s", !d->gate ? "null" :
+		   lim.flags & VSD_CONNLIM_ALL ? "\"all\"" : "\"gated\"");
 	/* This VS's share of it (gates/socket/socket.h). */
 	buf_printf(b, ", \"conns\": {\"out\": %" PRIu32 ", \"in\": %" PRIu32
 		   ", \"reserve\": %" PRIu32 ", \"pool\": %" PRIu32 ", \"pool_used\": %" PRIu32
@@ -331,6 +333,9 @@ gate_vs_text(struct vsd *d, const struct vs *vs, struct buf *b)
 			   st[VSD_STAT_CONNS_ADDED], st[VSD_STAT_CONNS_REMOVED],
 			   st[VSD_STAT_CONNS_FULL]);
 	gate_socket_connlim(d->gate, &lim);
+	buf_printf(b, "recording: %s\n", lim.flags & VSD_CONNLIM_ALL ?
+		   "all (every TCP connection of a VS, both sides; vsd --record-conns all)" :
+		   "gated (a VS's connections to gated listeners; vsd --record-conns gated)");
 	if (gate_socket_vs_conns(d->gate, vs->id, &vc) == 0)
 		buf_printf(b, "connections recorded: %" PRIu32 " out, %" PRIu32 " in (reserve %"
 			   PRIu32 " each, shared pool %" PRIu32 "/%" PRIu32 " in use); %" PRIu64

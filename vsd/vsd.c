@@ -40,6 +40,7 @@ usage(FILE *f)
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
 		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
 		   "           [--metrics-file PATH.prom [--metrics-interval SECONDS]]\n"
+		   "           [--record-conns gated | all]\n"
 		   "       vsd --check | --version | --help\n");
 }
 
@@ -287,6 +288,7 @@ struct options {
 	const char	*root, *group, *rules;
 	const char	*metrics_file, *metrics_interval;
 	int		 foreground, verbose, check;
+	int		 record_all;	/* --record-conns all */
 };
 
 /* The command line: -1 to go on, else the exit status. */
@@ -306,6 +308,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		{ "metrics-file", required_argument, NULL, 'M' },
 		{ "metrics-interval", required_argument, NULL, 'I' },
 		{ "version", no_argument, NULL, 'V' },
+		{ "record-conns", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -324,6 +327,15 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		case 'M': o->metrics_file = optarg; break;
 		case 'I': o->metrics_interval = optarg; break;
 		case 'V': printf("vsd %s\n", PACKAGE_VERSION); return 0;
+		case 'K':
+			/* checked before anything is made, as every option */
+			if (strcmp(optarg, "gated") && strcmp(optarg, "all")) {
+				fprintf(stderr, "vsd: --record-conns %.32s: not gated or all\n",
+					optarg);
+				return VX_BADVALUE;
+			}
+			o->record_all = !strcmp(optarg, "all");
+			break;
 		default: usage(stderr); return VX_USAGE;
 		}
 	}
@@ -336,9 +348,10 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 
 /* The socket gate needs cgroup2 (hybrid or pure v2); legacy hosts run without. */
 static void
-open_socket_gate(struct vsd *d, const char *root)
+open_socket_gate(struct vsd *d, const char *root, int record_all)
 {
-	int adopted = 0, r;
+	struct vsd_connlim lim;
+	int adopted = 0, r, was;
 
 	if (d->cg.layout == CG_LEGACY) {
 		log_warnx("no cgroup2 hierarchy: the socket gate is off");
@@ -350,6 +363,24 @@ open_socket_gate(struct vsd *d, const char *root)
 	}
 	log_info("socket gate: %s its programs in %s", adopted ? "adopted" : "loaded",
 		 gate_socket_pindir(d->gate));
+	/*
+	 * The mode lives in the pinned vsd_connlim, so it outlives us; this
+	 * vsd's option wins over the one a previous vsd left there.  Entries
+	 * recorded before stay until their connections close; connections
+	 * open before a switch to all stay unrecorded.
+	 */
+	gate_socket_connlim(d->gate, &lim);
+	if ((was = gate_socket_set_record_all(d->gate, record_all)) < 0) {
+		unlink_socket(d->socket_path);
+		fatalx("cannot set the socket gate's recording mode: %s", strerror(-was));
+	}
+	log_info("socket gate: recording %s (--record-conns %s)",
+		 record_all ? "every TCP connection of a VS" :
+		 "connections to gated listeners only", record_all ? "all" : "gated");
+	/* a pool set means a vsd before us gave VSs their shares on these pins */
+	if (lim.pool && was != record_all)
+		log_info("socket gate: the previous vsd recorded %s; this vsd's option wins",
+			 was ? "all connections" : "connections to gated listeners only");
 }
 
 /* --metrics-file, --metrics-interval: checked before anything is made. */
@@ -432,7 +463,7 @@ start_up(struct vsd *d, const struct options *o)
 	if ((lfd = control_listen(d->socket_path, d->group)) < 0)
 		fatalx_status(lfd == -EADDRINUSE ? VX_CONFLICT : VX_INTERNAL, "cannot listen on %s: %s",
 			      d->socket_path, strerror(-lfd));
-	open_socket_gate(d, o->root);
+	open_socket_gate(d, o->root, o->record_all);
 	/* After the socket and the gate: a vsd that cannot serve makes no scope. */
 	place_tree(d, o->root);
 	if ((r = cg_prepare(&d->cg)) < 0) {

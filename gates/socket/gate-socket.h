@@ -74,8 +74,21 @@ int gate_socket_stats(struct gate_socket *g, uint64_t out[VSD_STAT_MAX]);
  * two).  Returns the reserve.
  */
 uint32_t gate_socket_share(struct gate_socket *g, size_t nvs);
-/* The limits in force (with the pool in use); zeros where none are set. */
+/* The limits in force (with the pool in use, the flags); zeros where none are set. */
 void gate_socket_connlim(const struct gate_socket *g, struct vsd_connlim *out);
+/*
+ * Which connections the programs record (gates/socket/socket.h): all
+ * (VSD_CONNLIM_ALL set) or only those to gated ports.  The flag lives in the
+ * pinned vsd_connlim, so it outlives the loader.  Returns the previous
+ * setting (1 all, 0 gated) or -errno.
+ */
+int  gate_socket_set_record_all(struct gate_socket *g, int all);
+/*
+ * Adds delta to the count of gated listeners on a TCP port (vsd_gports),
+ * as an accept gate does when it starts or stops gating a listener; for
+ * tests and benchmarks, which gate a port by hand.  Returns the new count.
+ */
+int  gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta);
 /* The VS's counters: 0, or -ENOENT when it has none (not attached). */
 int  gate_socket_vs_conns(struct gate_socket *g, uint32_t vs_id, struct vsd_vs_conns *out);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include <bpf/bpf.h>
@@ -83,6 +84,54 @@ gate_socket_connlim(const struct gate_socket *g, struct vsd_connlim *out)
 	out->rsv = __atomic_load_n(&g->lim->rsv, __ATOMIC_RELAXED);
 	out->pool = __atomic_load_n(&g->lim->pool, __ATOMIC_RELAXED);
 	out->pool_used = __atomic_load_n(&g->lim->pool_used, __ATOMIC_RELAXED);
+	out->flags = __atomic_load_n(&g->lim->flags, __ATOMIC_RELAXED);
+}
+
+int
+gate_socket_set_record_all(struct gate_socket *g, int all)
+{
+	uint32_t old;
+
+	if (!g->lim)
+		return -ENODEV;
+	/* the other bits are not ours to change */
+	if (all)
+		old = __atomic_fetch_or(&g->lim->flags, VSD_CONNLIM_ALL, __ATOMIC_SEQ_CST);
+	else
+		old = __atomic_fetch_and(&g->lim->flags, ~VSD_CONNLIM_ALL, __ATOMIC_SEQ_CST);
+	return !!(old & VSD_CONNLIM_ALL);
+}
+
+int
+gate_socket_gport_add(struct gate_socket *g, uint16_t port, int delta)
+{
+	size_t len = 65536 * sizeof(uint32_t);	/* VSD_GPORTS_ELEMS * 8 */
+	uint32_t *n, old, v;
+	char *p;
+	int r;
+
+	/* through the mapping, atomically, as the accept gates count */
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, g->map_fd[GS_MAP_GPORTS], 0);
+	if (p == MAP_FAILED) {
+		r = -errno;
+		log_warn("socket gate: cannot map %s", VSD_MAP_GPORTS);
+		return r;
+	}
+	n = (uint32_t *)p + port;
+	old = __atomic_load_n(n, __ATOMIC_SEQ_CST);
+	do {
+		/* never below 0: that would read as 4 billion listeners */
+		if (delta < 0 && old < (uint32_t)-delta) {
+			munmap(p, len);
+			log_warnx("socket gate: port %u has %u gated listeners, not %d",
+				  port, old, -delta);
+			return -ERANGE;
+		}
+		v = old + (uint32_t)delta;
+	} while (!__atomic_compare_exchange_n(n, &old, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+	r = v > INT32_MAX ? -ERANGE : (int)v;
+	munmap(p, len);
+	return r;
 }
 
 int

@@ -79,12 +79,13 @@ struct {
 	__type(value, struct vsd_gated_val);
 } vsd_gated SEC(".maps");
 
+/* Mapped, a __u32 per TCP port; here pairs (gates/socket/socket.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 65536);
+	__uint(max_entries, VSD_GPORTS_ELEMS);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);		/* TCP port */
-	__type(value, __u32);		/* gated listeners on it */
+	__type(key, __u32);		/* TCP port / 2 */
+	__type(value, __u64);		/* gated listeners on port & ~1, port | 1 */
 } vsd_gports SEC(".maps");
 
 struct vsd_ring {
@@ -323,8 +324,32 @@ static __always_inline void quota_put(__u32 vs_id, __u32 flags, int passive)
 		__sync_fetch_and_sub(&lim->pool_used, 1);
 }
 
+/*
+ * Is a connection to this port (the accepting side's, host order) recorded?
+ * Only if a gated listener has the port (vsd_gports), or vsd records every
+ * connection (vsd --record-conns all, VSD_CONNLIM_ALL): the accept gate
+ * needs no other entry, and an entry costs its connection an insert, a
+ * delete and the state callbacks in between (gates/socket/socket.h,
+ * benchmarks/results/socket-gate-cost.md).  Both lookups are array
+ * lookups the verifier inlines; vsd_connlim's line is warm (every connect
+ * of a VS reads it), so an unrecorded connection pays for the port's line.
+ * The count is per port in any network namespace: a connection to another
+ * host's port that a local gated listener also has is recorded too.
+ */
+static __always_inline int port_recorded(const struct vsd_connlim *lim, __u32 port)
+{
+	__u32 pair = (port & 0xffff) >> 1;
+	__u32 *n;
+
+	if (lim && (*(volatile __u32 *)&lim->flags & VSD_CONNLIM_ALL))
+		return 1;
+	/* the __u32 at byte 4 * port of the mapping */
+	n = bpf_map_lookup_elem(&vsd_gports, &pair);
+	return n && *((volatile __u32 *)n + (port & 1)) > 0;
+}
+
 static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
-				     const struct vsd_vscfg *cfg)
+				     const struct vsd_vscfg *cfg, struct vsd_connlim *lim)
 {
 	struct vsd_conn_key k;
 	struct vsd_conn_val v = {
@@ -332,7 +357,7 @@ static __always_inline void conn_add(struct bpf_sock_ops *skops, int passive,
 		.vs_id = cfg->vs_id,
 	};
 	struct vsd_vs_conns *c = bpf_map_lookup_elem(&vsd_vsconns, &v.vs_id);
-	int flags = quota_take(c, connlim(), passive);
+	int flags = quota_take(c, lim, passive);
 
 	if (flags < 0) {
 		/* Past the VS's share: its cost, counted for it (vsctl show). */
@@ -495,6 +520,7 @@ static __always_inline void conn_state(struct bpf_sock_ops *skops)
 SEC("sockops")
 int vsd_sockops(struct bpf_sock_ops *skops)
 {
+	struct vsd_connlim *lim;
 	struct vsd_vscfg *cfg;
 	__u32 op = skops->op;
 
@@ -529,11 +555,21 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 				cfg, 1);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
-		conn_add(skops, 0, cfg);
+		/*
+		 * The connecting side: for a gated destination (the accept
+		 * gate classifies by it), or all.  Not recorded: no entry
+		 * and no state callbacks for this socket.
+		 */
+		lim = connlim();
+		if (port_recorded(lim, (__u16)bpf_ntohl(skops->remote_port)))
+			conn_add(skops, 0, cfg, lim);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		ring_note(skops);
-		conn_add(skops, 1, cfg);
+		/* The accepting side's entry serves vsctl conns only. */
+		lim = connlim();
+		if (lim && (*(volatile __u32 *)&lim->flags & VSD_CONNLIM_ALL))
+			conn_add(skops, 1, cfg, lim);
 		break;
 	}
 	return 1;
@@ -576,6 +612,8 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, i
  * table (gates/socket/socket.h): refused with EPERM, so the VS that filled
  * its share pays for it, rather than its connection going unrecorded and
  * being served in a gated service's home VS, charged to someone else.
+ * Only connects whose entry would be recorded (port_recorded): a VS that
+ * filled its share still reaches ungated destinations, which need no entry.
  * Only a check, the entry is taken when the connection is established.
  */
 static __always_inline int connect_room(struct bpf_sock_addr *ctx)
@@ -587,8 +625,12 @@ static __always_inline int connect_room(struct bpf_sock_addr *ctx)
 
 	if (ctx->type != SOCK_STREAM || !(cfg = vs_cfg()))
 		return 1;
+	/* user_port: the port in network order in the low 16 bits */
+	lim = connlim();
+	if (!port_recorded(lim, bpf_ntohs((__u16)ctx->user_port)))
+		return 1;
 	/* The pool first: while it has room (nearly always) no VS lookup. */
-	if (!(lim = connlim()) || (lim->rsv == 0 && lim->pool == 0) ||
+	if (!lim || (lim->rsv == 0 && lim->pool == 0) ||
 	    *(volatile __u32 *)&lim->pool_used < lim->pool)
 		return 1;
 	vs_id = cfg->vs_id;

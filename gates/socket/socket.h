@@ -297,6 +297,16 @@ struct vsd_connlim {
  * of owners that are gone (owner is the gate's pid).  vsd makes the maps
  * and pins them next to the table.
  */
+/*
+ * vsd_gports, mapped, is a __u32 array indexed by port: gates count through
+ * the mapping with atomics.  An array map's elements are 8 bytes apart
+ * whatever their size (the kernel rounds the value size up to 8,
+ * kernel/bpf/arraymap.c), so the map has VSD_GPORTS_ELEMS elements of 8
+ * bytes, each holding the counts of two ports: port p's is the __u32 at
+ * byte 4 * p of the mapping, that is half p & 1 of element p / 2.  Only
+ * the BPF side (and a bpf() lookup) sees the pairs.
+ */
+#define VSD_GPORTS_ELEMS	32768
 #define VSD_GATED_MAX		256
 #define VSD_RINGS_MAX		64
 #define VSD_RING_BYTES		(64 * 1024)	/* 2,048 arrivals */

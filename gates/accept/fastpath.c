@@ -690,23 +690,25 @@ direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
  */
 static int
 fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *th,
-    uint64_t id, int blocking, uint64_t now)
+    uint64_t id, uint64_t now)
 {
 	struct fp_listener *f = l->fp;
 	struct fp_entry *e;
 	struct gate_vs *v;
-	int qlen;
+	int qlen, on = g->fast == GATE_FAST_ON, fl;
 
 	if (!f->fed || g->want_attrs || l->queued || l->held || f->direct)
 		return 0;
 	/* wake us for the next arrival before we look at the queue for the
 	 * last time, in case this thread is to wait in the kernel: an
 	 * arrival after the look then wakes us */
-	if (blocking && g->fast == GATE_FAST_ON)
+	if (on)
 		wake_set(l, th->bound);
 	qlen = fp_sync(g, l, now);
-	if (qlen == 0 && f->qn == 0 && f->expect == 0 && blocking && g->fast == GATE_FAST_ON &&
-	    direct_fits(g, f, th)) {
+	/* only a blocking call may wait in the kernel (the listener's
+	 * O_NONBLOCK, read only when nothing is queued) */
+	if (on && qlen == 0 && f->qn == 0 && f->expect == 0 && direct_fits(g, f, th) &&
+	    (fl = fcntl(l->fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK)) {
 		f->direct = th;
 		th->direct_l = l;
 		guard_live(f, 1);
@@ -716,7 +718,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 			direct_end(f);	/* interrupted meanwhile */
 		return 1;
 	}
-	if (blocking)
+	if (on)
 		__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
 	if (qlen <= 0 || (int)f->expect >= qlen || f->qn == 0)
 		return 0;
@@ -740,12 +742,10 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 }
 
 int
-fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
-    uint64_t id, int flags)
+fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t id)
 {
 	struct fp_listener *f = l->fp;
 	uint64_t now = now_ns();
-	int fl;
 
 	if (f->direct == th) {
 		/* back without a connection the ring told us of: a signal */
@@ -753,32 +753,21 @@ fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
 		if (f->direct == th)
 			direct_end(f);
 	}
-	(void)flags;	/* accept4's SOCK_NONBLOCK is the new socket's, not the call's */
-	if (l->wait_head || (fl = fcntl(l->fd, F_GETFL)) < 0)
-		return 0;
-	return fp_let_through(g, l, th, id, !(fl & O_NONBLOCK), now);
+	return !l->wait_head && fp_let_through(g, l, th, id, now);
 }
 
 int
-fp_ready(struct gate *g, struct gated_listener *l)
+fp_ready(struct gate *g, struct gated_listener *l, int serve)
 {
 	struct fp_listener *f = l->fp;
 	uint64_t now = now_ns();
 
-	if (fp_sync(g, l, now) < 0 && (f->expect || f->direct)) {
-		if (f->direct)
-			wake_set(l, 0);	/* threads wait in the gate now */
-		return 1;	/* not now: the drain would take what is promised */
-	}
-	while (l->wait_head) {
-		struct pending_accept *w = l->wait_head;
-		int fl = fcntl(l->fd, F_GETFL);
-
-		/* a non-blocking caller waits only while gate.c answers it */
-		if (fl < 0 || !fp_let_through(g, l, w->th, w->id, !(fl & O_NONBLOCK), now))
-			break;
-		gate_waiter_done(g, w);
-	}
+	/* the ring woke us for a thread waiting in the kernel, or the
+	 * listener is readable with nobody to serve: bring the model up */
+	if (f->direct || !l->wait_head)
+		fp_sync(g, l, now);
+	while (serve && l->wait_head && fp_let_through(g, l, l->wait_head->th, l->wait_head->id, now))
+		gate_waiter_done(g, l->wait_head);
 	if (!l->wait_head)
 		return 1;
 	if (f->direct)

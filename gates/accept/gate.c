@@ -68,6 +68,7 @@ static struct gated_listener *listener_get(struct gate *g, struct service_thread
 static int listener_family(int fd);
 static void listener_note_local(struct gated_listener *l);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
+static void listener_ready(struct gate *g, struct gated_listener *l, int fast);
 static void drain(struct gate *g, struct gated_listener *l);
 static int readable(int fd);
 static struct queued_conn *pick(struct gate *g, struct gated_listener *l);
@@ -122,7 +123,7 @@ handle_accept(struct gate *g, int is_accept4)
 	struct pending_accept *w;
 	struct service_thread *th;
 	struct gated_listener *l;
-	int is_new, not_ours, fl;
+	int is_new, not_ours, fl, tried;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
 	PROF_BEGIN();
@@ -147,7 +148,8 @@ handle_accept(struct gate *g, int is_accept4)
 		let_through(g, req->id);
 		return;
 	}
-	if (l->fp && fp_accept(g, l, th, req->id, flags)) {
+	tried = l->fp && !l->wait_head;	/* fp_accept() tries only then */
+	if (l->fp && fp_accept(g, l, th, req->id)) {
 		l->last_use = now_ns();
 		pmqos_note(g, l->last_use);
 		return;
@@ -174,7 +176,7 @@ handle_accept(struct gate *g, int is_accept4)
 	g->nwaiters++;
 	l->last_use = w->t;
 
-	gate_listener_ready(g, l);
+	listener_ready(g, l, !tried);
 	if (th->waiter != w) {
 		/* answered; an event loop may wait for readiness before the next
 		 * accept: keep the listener readable while we hold connections */
@@ -697,14 +699,20 @@ waiter_del(struct gate *g, struct pending_accept *w)
 	free(w);
 }
 
-void
-gate_listener_ready(struct gate *g, struct gated_listener *l)
+static void
+listener_ready(struct gate *g, struct gated_listener *l, int fast)
 {
 	/* the fast path first; while threads it let through may still take
 	 * queued connections, only our own queues are served */
-	if (!l->fp || !fp_ready(g, l))
+	if (!l->fp || !fp_ready(g, l, fast))
 		drain(g, l);
 	serve_waiters(g, l);
+}
+
+void
+gate_listener_ready(struct gate *g, struct gated_listener *l)
+{
+	listener_ready(g, l, 1);
 }
 
 static void

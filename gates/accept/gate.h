@@ -378,11 +378,11 @@ void fp_init(const char *conns_map, int mode);
 int fp_attach(struct gate *g, struct gated_listener *l);
 void fp_detach(struct gated_listener *l);
 /* th called accept on l (nobody else waits): 1 if answered here. */
-int fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th,
-    uint64_t id, int flags);
-/* l or its ring is readable, or waiters wait: serve them by CONTINUE;
- * 1 if the kernel's queue must not be drained now. */
-int fp_ready(struct gate *g, struct gated_listener *l);
+int fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t id);
+/* l or its ring is readable, or waiters wait: with serve, let them through
+ * by CONTINUE (0: the caller has just tried); 1 if the kernel's queue must
+ * not be drained now. */
+int fp_ready(struct gate *g, struct gated_listener *l, int serve);
 /* A connection the drain accepted: 1 and its VS if its record names one. */
 int fp_drained(struct gated_listener *l, int fd, uint32_t *vs);
 void fp_drain_done(struct gate *g, struct gated_listener *l);

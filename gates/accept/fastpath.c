@@ -19,12 +19,14 @@
  * - connections queued, and the VS of the kernel's head is the one the gate
  *   would pick (the same order as queue.c: rank, aged by the wait): re-bind
  *   the thread to it if needed, CONTINUE; the kernel hands out that head;
- * - nothing queued, a blocking listener, no other thread let through: let
- *   the thread block in the kernel's accept (a "direct" waiter). The ring
- *   then wakes the gate for the next arrival (vsd_ringctl.wake), the record
- *   says its VS, and the gate re-binds the thread. The thread is woken by
- *   the same softirq and may run before the gate has moved it: the CPU it
- *   spends meanwhile stays in its previous VS, measured per direct accept
+ * - nothing queued, a blocking listener, no other thread let through, and
+ *   the latest FP_RUN arrivals of the VS the thread sits in: let the
+ *   thread block in the kernel's accept (a "direct" waiter). An arrival of
+ *   that VS needs nothing from us (its record is read at the thread's next
+ *   accept); for one of another VS the ring wakes the gate
+ *   (vsd_ringctl.wake), and the gate moves the thread. The thread is woken
+ *   by the same softirq and may run before the gate has moved it: the CPU
+ *   it spends meanwhile stays in its previous VS, measured per such move
  *   (the thread's own CPU time, schedstat) and reported by status;
  * - otherwise: gate.c's drain and hand-over. A drained connection takes
  *   its VS from its ring record (matched by SO_COOKIE).

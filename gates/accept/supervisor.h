@@ -15,12 +15,15 @@
 #include "gate.h"
 #include "lib/privs.h"
 
+/* --sync-wakeup: auto sets the flag where the kernel has it (6.6+) */
+enum sync_mode { SYNC_AUTO, SYNC_ON, SYNC_OFF };
+
 struct opts {
 	const char *home, *name, *vsd_socket, *table_file, *map, *status;
 	unsigned window_ms;
 	enum cg2_mode cg2;
 	int verbose;
-	int sync;	/* --sync-wakeup on (off by default: see vsctl-run(8)) */
+	int sync;	/* --sync-wakeup: enum sync_mode (auto by default: vsctl-run(8)) */
 	int nowarm;	/* --warm off (on by default: see rcu-warm.c) */
 	int pmqos;	/* --pm-qos on (off by default: see pmqos.c) */
 	int fast;	/* --fast: enum gate_fast (on by default: see fastpath.c) */

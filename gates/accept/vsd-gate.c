@@ -69,7 +69,7 @@ usage(void)
 	fprintf(stderr, "usage: vsd-gate [-v] --home VS [--name NAME] (--socket PATH | --vs-table FILE)\n"
 	    "                [--conns-map PATH] [--status PATH] [--status-group GROUP]\n"
 	    "                [--window MS]\n"
-	    "                [--cgroup2 lazy|always|never] [--sync-wakeup on|off]\n"
+	    "                [--cgroup2 lazy|always|never] [--sync-wakeup auto|on|off]\n"
 	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
 	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
@@ -159,7 +159,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 			else
 				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
 			break;
-		case 'y': o->sync = on_off("--sync-wakeup", optarg); break;
+		case 'y':
+			if (strcmp(optarg, "auto") == 0)
+				o->sync = SYNC_AUTO;
+			else
+				o->sync = on_off("--sync-wakeup", optarg) ? SYNC_ON : SYNC_OFF;
+			break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
 		case 'F':
@@ -386,9 +391,10 @@ run_start(struct supervisor *sv)
 		return -1;
 	}
 	/* the flags go by value, not by pointer */
-	if (sv->o.sync && ioctl(sv->st.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
+	if (sv->o.sync != SYNC_OFF &&
+	    ioctl(sv->st.notify_fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS, flags) == 0)
 		sv->g.sync_wakeup = 1;
-	else if (sv->o.sync)
+	else if (sv->o.sync == SYNC_ON)
 		log_info("SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP unavailable (Linux 6.6+): %s",
 		    strerror(errno));
 	if ((r = gate_init(&sv->g, sv->st.notify_fd)) < 0)
@@ -611,8 +617,9 @@ on_tick(struct supervisor *sv)
 /*
  * The event loop, until the service has exited for good and no task uses the
  * filter. poll(), not epoll: a task blocked in poll() on the notification fd
- * is woken with the waker's flags, so with --sync-wakeup on
- * (SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) we run on the calling thread's CPU;
+ * is woken with the waker's flags, so with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+ * (--sync-wakeup; by default where the kernel has it) we run on the calling
+ * thread's CPU;
  * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
  * Listeners are in the set only while a thread waits on them: no epoll_ctl
  * per accept either.

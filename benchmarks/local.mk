@@ -10,7 +10,8 @@
 #   netshare             network-share fidelity: two VSs, iperf3, a veth
 #                        between two namespaces
 #   accept-cost          the accept gate's cost per accept (acceptbench.c);
-#                        -Q adds a server with --pm-qos on
+#                        -Q adds a server with --pm-qos on, -N one under
+#                        notify-floor.c (the mechanism's floor)
 #   rebind-favordynmods  re-binding with and without cgroup2 favordynmods
 #                        (VM tier guest only: the remount is for good)
 #   accept-attrs-cost    what classifying by FastCGI params adds per accept
@@ -60,6 +61,10 @@ benchmarks_unix_peer_cost_LDADD = $(GATEACCEPT_LIBS)
 noinst_PROGRAMS += benchmarks/fcgi-peek
 benchmarks_fcgi_peek_SOURCES = benchmarks/fcgi-peek.c
 benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
+# The cheapest user-notification supervisor (RECV, SEND CONTINUE): the floor
+# of any gate that stops every accept, for accept-cost -N.
+noinst_PROGRAMS += benchmarks/notify-floor
+benchmarks_notify_floor_SOURCES = benchmarks/notify-floor.c
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \

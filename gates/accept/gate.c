@@ -149,7 +149,9 @@ handle_accept(struct gate *g, int is_accept4)
 		return;
 	}
 	tried = l->fp && !l->wait_head;	/* fp_accept() tries only then */
+	PROF_RESTART();
 	if (l->fp && fp_accept(g, l, th, req->id)) {
+		PROF_MARK(PROF_FAST);
 		l->last_use = now_ns();
 		pmqos_note(g, l->last_use);
 		return;
@@ -931,7 +933,7 @@ prof_dump(void)
 {
 	static const char *const name[PROF_MAX] = {
 		"RECV", "thread_get", "listener_get", "backlog", "accept4", "classify",
-		"conn_dead", "ADDFD", "close", "fcntl", "poll",
+		"conn_dead", "ADDFD", "close", "fcntl", "poll", "fast_path",
 	};
 	int i;
 

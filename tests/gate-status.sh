@@ -3,10 +3,13 @@
 # The supervisor's status socket (issue #15, item 11): mode 0600 whatever the
 # umask, or 0660 with --status-group; SO_PEERCRED serves root and the group's
 # members and refuses anyone else, even with the file's mode widened.
+# And what it says of the wake-up flag (issue #17): --sync-wakeup auto, the
+# default, sets SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP exactly where vsd --check's
+# own probe finds it (Linux 6.6+; not on Debian 12's 6.1), off never does.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 command -v setpriv > /dev/null || skip_all "setpriv (util-linux) is missing"
-plan 14
+plan 18
 
 mk_vs home 1 2000 || { nok "create the home VS"; exit 1; }
 chmod 0755 "$W"	# others reach the socket file: its mode and SO_PEERCRED decide
@@ -67,4 +70,19 @@ groupdel "$grp"
 "$GATE" --home home --vs-table "$TAB" --status "$W/x.sock" --status-group "nosuchgroup$$" -- true 2> "$W/x.err"
 check "--status-group of no group is refused" [ $? = 1 ]
 check "and says so" grep -q "nosuchgroup$$: no such group" "$W/x.err"
+
+# --- the wake-up flag: auto, the default, sets it exactly where the kernel
+# has it (vsd --check's probe, a filter of its own); off never does
+have=$("$VSD" --check 2>/dev/null | awk '$1 == "SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP" { print $2 }')
+case $have in yes) want=true ;; no) want=false ;; *) want=unknown ;; esac
+sync_is() { status | grep -q "\"sync_wakeup\": $1"; }
+gate_start sync -- "$SERVER" || diag "the gate did not start (see $W/sync.err)"
+check "by default the flag is set as the kernel allows (vsd --check: ${have:-nothing})" sync_is "$want"
+gate_stop
+gate_start nosync --sync-wakeup off -- "$SERVER" || diag "the gate did not start (see $W/nosync.err)"
+check "--sync-wakeup off: the flag is not set" sync_is false
+gate_stop
+"$GATE" --home home --vs-table "$TAB" --sync-wakeup sometimes -- true 2> "$W/y.err"
+check "--sync-wakeup sometimes is refused" [ $? = 1 ]
+check "and says what it takes" grep -q "sometimes: expected auto, on or off" "$W/y.err"
 exit $tap_failed

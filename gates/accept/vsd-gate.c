@@ -162,8 +162,12 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'y':
 			if (strcmp(optarg, "auto") == 0)
 				o->sync = SYNC_AUTO;
+			else if (strcmp(optarg, "on") == 0)
+				o->sync = SYNC_ON;
+			else if (strcmp(optarg, "off") == 0)
+				o->sync = SYNC_OFF;
 			else
-				o->sync = on_off("--sync-wakeup", optarg) ? SYNC_ON : SYNC_OFF;
+				fatalx("--sync-wakeup %s: expected auto, on or off", optarg);
 			break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;

@@ -78,12 +78,31 @@ usage(void)
 	exit(2);
 }
 
+static const char *const cg2_names[] = { "lazy", "always", "never" };
+static const char *const sync_names[] = { "auto", "on", "off" };
+
+/* arg's index in names[n] (the enum's order), or a fatal "expected a, b or c". */
+static int
+keyword(const char *opt, const char *arg, const char *const *names, int n)
+{
+	char want[128] = "";
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(arg, names[i]) == 0)
+			return i;
+	for (i = 0; i < n; i++)
+		snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s%s",
+		    i == 0 ? "" : i == n - 1 ? " or " : ", ", names[i]);
+	fatalx("%s %s: expected %s", opt, arg, want);
+}
+
 static int
 on_off(const char *opt, const char *arg)
 {
-	if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0)
-		fatalx("%s %s: expected on or off", opt, arg);
-	return strcmp(arg, "on") == 0;
+	static const char *const names[] = { "on", "off" };
+
+	return keyword(opt, arg, names, 2) == 0;
 }
 
 /* --status-group: a group name, or a gid as vsd passes it. */
@@ -149,25 +168,11 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'u': o->user = optarg; break;
 		case 'g': o->group = optarg; break;
 		case 'P': bind_pidfd_thread(on_off("--pidfd-thread", optarg)); break;
-		case 'c':
-			if (strcmp(optarg, "lazy") == 0)
-				o->cg2 = CG2_LAZY;
-			else if (strcmp(optarg, "always") == 0)
-				o->cg2 = CG2_ALWAYS;
-			else if (strcmp(optarg, "never") == 0)
-				o->cg2 = CG2_NEVER;
-			else
-				fatalx("--cgroup2 %s: expected lazy, always or never", optarg);
+		case 'c':	/* enum cg2_mode's order */
+			o->cg2 = (enum cg2_mode)keyword("--cgroup2", optarg, cg2_names, 3);
 			break;
-		case 'y':
-			if (strcmp(optarg, "auto") == 0)
-				o->sync = SYNC_AUTO;
-			else if (strcmp(optarg, "on") == 0)
-				o->sync = SYNC_ON;
-			else if (strcmp(optarg, "off") == 0)
-				o->sync = SYNC_OFF;
-			else
-				fatalx("--sync-wakeup %s: expected auto, on or off", optarg);
+		case 'y':	/* enum sync_mode's order */
+			o->sync = keyword("--sync-wakeup", optarg, sync_names, 3);
 			break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;

@@ -9,11 +9,15 @@
  * The gate learns the kernel's accept queue without accepting from it: the
  * socket gate appends each connection to a registered listener to that
  * listener's ring, in the softirq that queues it, before the listener is
- * woken (gates/socket/socket.h, "Gated listeners"). The gate keeps a model
- * of the queue: the ring's records it has read, in order, that it does not
- * know to be accepted (q), and how many queued connections it has promised
- * to threads it let through (expect). The model is trusted while the
- * kernel's count (tcpi_unacked) equals qn + expect.
+ * woken (gates/socket/socket.h, "Gated listeners"); and when a thread's
+ * accept() returns one of them, it appends an accept record (the thread,
+ * the connection, its VS) to the same ring. The gate keeps a model of the
+ * queue: the arrivals it has read, in order, that it does not know to be
+ * accepted (q), and the connections it has promised to threads it let
+ * through (pr, expect of them), each promise kept when an accept record
+ * names it. The model is trusted while the kernel's count (tcpi_unacked)
+ * equals qn + expect: a record that lags its connection (either kind)
+ * makes them differ, so no connection is hidden from the model.
  *
  * Three answers, for an accept with nothing in the gate's own queues:
  * - connections queued, and the VS of the kernel's head is the one the gate
@@ -37,15 +41,28 @@
  *   are taken as of unknown order: no CONTINUE for such a head (drain
  *   instead); a direct waiter takes what the kernel gives it, so at most
  *   its one request is charged to the other VS, and the model is then
- *   dropped until a drain has emptied the queue;
- * - a record lags its connection in the queue by the softirq's few µs
- *   (TCP Fast Open's precedes it): the counts disagree, no CONTINUE;
+ *   dropped until a drain has emptied the queue. A CPU that stalls longer
+ *   than FP_CLOSE_NS between queueing a connection and recording it (a
+ *   vCPU preempted by its host) can still invert two records: a thread let
+ *   through for one takes the other. Its accept record shows it: counted
+ *   (misordered) if the VS differs, and the model is dropped, so the order
+ *   got wrong costs that one request. Threads let through for the same
+ *   model are all of one VS (expect_vs), so none of them can take a
+ *   second connection of another VS from the same inversion;
+ * - a record lags its connection in the queue by the softirq's few us
+ *   (TCP Fast Open's precedes it), an accept record its dequeue by the
+ *   rest of the accept call: the counts disagree, no CONTINUE;
  * - a client that resets while queued stays in the kernel's queue (accept
  *   returns it), so the counts hold;
- * - a thread killed between our CONTINUE and its dequeue: expect is
- *   forgotten after FP_EXPECT_NS, and the drain path takes over.
+ * - a thread killed between our CONTINUE and its dequeue, or interrupted:
+ *   another thread takes the promised connection (threads let through
+ *   together may take each other's), or, if none does within FP_EXPECT_NS,
+ *   the promise is forgotten, the model dropped and the drain takes over.
  * The kernel hands out each connection once whatever we believe: a wrong
- * belief misattributes, it never loses or doubles a connection.
+ * belief misattributes, it never loses or doubles a connection, and every
+ * misattributed request is one the gate counts (direct_moved, misordered),
+ * unless records were lost (a full ring, counted by the socket gate; the
+ * model is dropped then too).
  */
 #include "config.h"
 
@@ -78,12 +95,15 @@
 #endif
 
 #define FP_CLOSE_NS	20000ull	/* records this close may be in either order */
+#define FP_LAG_NS	20000ull	/* wait this long for a lagging record */
 #define FP_EXPECT_NS	10000000ull	/* a promised dequeue not seen in 10 ms: forget it */
 #define FP_SCAN		256		/* look this deep into the queue for a better VS */
 #define FP_EARLY	64		/* cookies drained before their record was read */
 #define FP_RUN		8		/* a thread waits in the kernel only after this many
 					 * arrivals in a row of the VS it sits in */
 #define FP_GUARDS	64		/* listeners the guard can wake */
+#define FP_EVENTS	256		/* accept records read, not yet applied */
+#define FP_PROMISED	256		/* threads let through at once, at most */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -102,7 +122,8 @@ struct fp_listener {
 	unsigned qh, qn;
 	uint64_t early[FP_EARLY];	/* a ring of them, 0 = none */
 	unsigned early_i;
-	unsigned expect;		/* queued connections promised to threads let through */
+	unsigned expect;		/* queued connections promised to threads let through: */
+	struct fp_entry pr[FP_PROMISED];	/* their records */
 	uint32_t expect_vs;		/* their VS if all the same, else 0 */
 	uint64_t expect_t;
 	struct service_thread *direct;	/* a thread let into a blocking accept */
@@ -112,12 +133,18 @@ struct fp_listener {
 	int	 guard;			/* its slot in the guard's table, -1: none */
 	int	 fed;			/* a record matched a drained connection: the ring works */
 	int	 lost;			/* the model is off until the queue has been emptied */
+	uint32_t id;			/* ours among the listeners, never 0 */
+	uint32_t gen;			/* the model's generation: one more per drop */
+	struct vsd_arrival ev[FP_EVENTS];	/* accept records, in ring order */
+	unsigned nev;
+	int	 ev_lost;		/* more than FP_EVENTS in one read */
 };
 
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
 
 static char pindir[PATH_MAX];
-static int gated_fd = -1, rings_fd = -1, opened, warned;
+static int gated_fd = -1, rings_fd = -1, opened, warned, accepts;
+static uint32_t last_id;
 static uint32_t *gports;
 static struct vsd_ringctl *ringctl;
 static size_t gports_len, ringctl_len;
@@ -276,6 +303,28 @@ page_round(size_t n)
 	return (n + pg - 1) / pg * pg;
 }
 
+/* Do we see thread ids as the initial PID namespace does (NSpid has one)? */
+static int
+init_pid_ns(void)
+{
+	char line[256];
+	int n = 0;
+	FILE *fp = fopen("/proc/self/status", "re");
+
+	if (!fp)
+		return 0;
+	while (fgets(line, sizeof(line), fp))
+		if (strncmp(line, "NSpid:", 6) == 0) {
+			char *t = strtok(line + 6, " \t\n");
+
+			for (; t; t = strtok(NULL, " \t\n"))
+				n++;
+			break;
+		}
+	fclose(fp);
+	return n == 1;
+}
+
 /* The socket gate's maps, once; 0, or -1 (no fast path, logged once). */
 static int
 maps_open(void)
@@ -288,6 +337,22 @@ maps_open(void)
 	if (!pindir[0])
 		return -1;
 	opened = 1;
+	/* without the accept records (a vsd older than the gate, or one that
+	 * could not attach them) a thread let through could not be followed:
+	 * listeners are registered (their connections recorded) but drained */
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_LINK_ACCEPT);
+	accepts = access(p, F_OK) == 0;
+	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_LINK_ACCEPT4);
+	accepts = accepts && access(p, F_OK) == 0;
+	if (!accepts)
+		log_warnx("fast path off: %s: %s (vsd records no accepts: see its log); "
+		    "every connection is handed over", p, strerror(errno));
+	else if (!init_pid_ns()) {
+		accepts = 0;
+		log_warnx("fast path off: the records name threads by their ids in the "
+		    "initial PID namespace, and we run in another; every connection is "
+		    "handed over");
+	}
 	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_GATED);
 	if ((gated_fd = bpf_obj_get(p)) < 0)
 		goto fail;
@@ -384,6 +449,17 @@ on_record(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*a))
 		return 0;
+	if (a->tid) {		/* an accept: applied after the read (fp_sync) */
+		struct service_thread *th = thread_find((pid_t)a->tid);
+
+		if (!th || th->fp_id != f->id)
+			return 0;	/* not one we let through (a hand-over, ...) */
+		if (f->nev == FP_EVENTS)
+			f->ev_lost = 1;
+		else
+			f->ev[f->nev++] = *a;
+		return 0;
+	}
 	for (i = 0; i < FP_EARLY; i++)
 		if (f->early[i] == a->cookie) {	/* drained before we read it */
 			f->early[i] = 0;
@@ -425,6 +501,7 @@ fp_attach(struct gate *g, struct gated_listener *l)
 		return -1;
 	f->rb_fd = -1;
 	f->guard = -1;
+	f->id = ++last_id ? last_id : ++last_id;
 	f->key.netns = netns;
 	f->key.port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
 	    ((struct sockaddr_in6 *)&ss)->sin6_port);
@@ -496,6 +573,7 @@ fp_thread_gone(struct service_thread *th)
 	if (th->direct_l && th->direct_l->fp && th->direct_l->fp->direct == th)
 		direct_end(th->direct_l->fp);
 	th->direct_l = NULL;
+	th->fp_id = 0;
 }
 
 static struct fp_entry *
@@ -518,6 +596,7 @@ fp_lose(struct gate *g, struct fp_listener *f)
 	f->lost = 1;
 	f->qn = 0;
 	f->expect = 0;
+	f->gen++;		/* the promises made so far are void */
 	g->fp_resync++;
 }
 
@@ -567,7 +646,8 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 
 	/* two arrivals too close to tell apart, of different VSs: the thread
 	 * may have the other one; serve it as the first, then drop the model */
-	int unsure = f->qn > 1 && q_at(f, 1)->vs != e->vs && q_at(f, 1)->t - e->t < FP_CLOSE_NS;
+	int unsure = f->qn > 1 && q_at(f, 1)->vs != e->vs &&
+	    (int64_t)(q_at(f, 1)->t - e->t) < (int64_t)FP_CLOSE_NS;
 
 	uint32_t was = th->bound;
 
@@ -587,27 +667,131 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 			g->fp_direct_cpu_max = d;
 	}
 	g->fp_direct++;
-	q_pop(f);
+	th->fp_cookie = e->cookie;	/* its accept record tells if it was */
+	th->fp_vs = th->bound;
 	if (f->expect == 0 || f->expect_vs != e->vs)
 		f->expect_vs = f->expect ? 0 : e->vs;
-	f->expect++;
+	f->pr[f->expect++] = *e;
 	f->expect_t = now;
+	q_pop(f);
 	direct_end(f);
 	if (unsure)
 		fp_lose(g, f);
 }
 
-/*
- * Read what the ring has, account for the direct waiter and for promised
- * dequeues. Returns the kernel's queue length, or -1 when the model does
- * not match it (now).
- */
+static void
+q_remove(struct fp_listener *f, unsigned i)
+{
+	for (; i + 1 < f->qn; i++)
+		*q_at(f, i) = *q_at(f, i + 1);
+	f->qn--;
+}
+
 static int
-fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
+q_find(struct fp_listener *f, uint64_t cookie)
+{
+	unsigned i;
+
+	for (i = 0; i < f->qn; i++)
+		if (q_at(f, i)->cookie == cookie)
+			return (int)i;
+	return -1;
+}
+
+/* cookie was promised: it is no more; 0 if it was not */
+static int
+pr_take(struct fp_listener *f, uint64_t cookie)
+{
+	unsigned i;
+
+	for (i = 0; i < f->expect; i++)
+		if (f->pr[i].cookie == cookie) {
+			f->pr[i] = f->pr[--f->expect];
+			return 1;
+		}
+	return 0;
+}
+
+/* A connection promised is still queued after all: back to the front. */
+static void
+pr_unpromise(struct fp_listener *f)
+{
+	if (f->qn == QCAP) {
+		f->lost = 1;
+		return;
+	}
+	f->qh = (f->qh + QCAP - 1) % QCAP;
+	f->q[f->qh] = f->pr[--f->expect];
+	f->qn++;
+}
+
+/*
+ * Apply the accept records read (on_record keeps those of threads we let
+ * through here): each says which connection a thread took, and of which
+ * VS. If that VS is not the one we bound the thread to, its request began
+ * in the wrong VS: counted (misordered). The connection should be one we
+ * promised, to this thread or to another let through with it (they may
+ * dequeue in any order; all theirs are of one VS): it is no longer
+ * queued. If it is not, two connections were queued in the other order
+ * than their records came (on two CPUs). Of one VS that costs nothing:
+ * the one taken leaves the model, one promised goes back to its front.
+ * Of two VSs (farther apart than FP_CLOSE_NS, else no thread is let
+ * through by their order: a CPU stalled between queueing one and recording
+ * it) the model is dropped. Records of promises made before the model was
+ * last dropped count only for the VS.
+ */
+static void
+fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	struct fp_listener *f = l->fp;
+	unsigned i;
+	int j;
+
+	for (i = 0; i < f->nev; i++) {
+		const struct vsd_arrival *a = &f->ev[i];
+		struct service_thread *th = thread_find((pid_t)a->tid);
+		uint32_t vs = a->vs_id ? a->vs_id : g->home;
+
+		if (!th || th->fp_id != f->id)
+			continue;
+		th->fp_id = 0;
+		if (th == f->direct) {	/* before we had read its arrival */
+			direct_end(f);
+			g->fp_direct++;
+		}
+		if (vs != th->fp_vs)
+			g->fp_misordered++;
+		if (th->fp_gen != f->gen)
+			continue;
+		if (pr_take(f, a->cookie)) {
+			f->expect_t = now;
+			continue;
+		}
+		if ((j = q_find(f, a->cookie)) >= 0)
+			q_remove(f, (unsigned)j);
+		else	/* its arrival is yet to be read */
+			f->early[f->early_i++ % FP_EARLY] = a->cookie;
+		if (!th->fp_cookie)	/* the direct waiter, before its arrival */
+			continue;
+		if (vs == th->fp_vs && f->expect)
+			pr_unpromise(f);
+		else
+			fp_lose(g, f);
+	}
+	f->nev = 0;
+	if (f->ev_lost) {	/* more than FP_EVENTS threads in flight */
+		f->ev_lost = 0;
+		fp_lose(g, f);
+	}
+}
+
+/* Read what the ring has, account for the direct waiter and for the
+ * threads let through (their accept records). */
+static void
+fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 {
 	struct fp_listener *f = l->fp;
 	uint64_t dropped;
-	int qlen, d;
 
 	ring_buffer__consume(f->rb);
 	dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
@@ -617,21 +801,40 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 	}
 	if (f->direct && f->qn > 0)
 		direct_took_head(g, l, now);
-	if ((qlen = gate_backlog(l->fd)) < 0)
-		return -1;
-	if (f->lost)
-		return -1;
-	d = qlen - (int)f->qn;
-	if (d >= 0 && (unsigned)d < f->expect) {
-		f->expect = (unsigned)d;	/* promised threads took theirs */
-		f->expect_t = now;
+	fp_events(g, l, now);
+}
+
+/*
+ * fp_read, then: the kernel's queue length, or -1 when the model does not
+ * match it. A record lags its connection by a softirq's or an accept
+ * call's few microseconds on another CPU: a mismatch is read again for up to
+ * FP_LAG_NS before we give up (and drain), since a drain fills the gate's
+ * own queue, which keeps the fast path off until it has been served.
+ */
+static int
+fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	struct fp_listener *f = l->fp;
+	uint64_t t = now;
+	int qlen, d;
+
+	for (;;) {
+		fp_read(g, l, t);
+		if ((qlen = gate_backlog(l->fd)) < 0 || f->lost)
+			return -1;
+		if (f->expect && t - f->expect_t > FP_EXPECT_NS) {
+			f->expect = 0;	/* a thread let through died before its dequeue */
+			fp_lose(g, f);
+			return -1;
+		}
+		/* equal, unless a record lags its connection (either kind: an
+		 * arrival or an accept), so that no connection is hidden */
+		d = qlen - (int)f->qn;
+		if (d == (int)f->expect)
+			return qlen;
+		if ((t = now_ns()) - now > FP_LAG_NS)
+			return -1;
 	}
-	if (f->expect && now - f->expect_t > FP_EXPECT_NS) {
-		f->expect = 0;	/* a thread let through died before its dequeue */
-		fp_lose(g, f);
-		return -1;
-	}
-	return d == (int)f->expect ? qlen : -1;
 }
 
 /*
@@ -656,7 +859,7 @@ head_is_pick(struct gate *g, struct fp_listener *f)
 
 		if (e->vs == h->vs)
 			continue;
-		if (e->t - h->t < FP_CLOSE_NS)
+		if ((int64_t)(e->t - h->t) < (int64_t)FP_CLOSE_NS)
 			return 0;	/* their order in the kernel's queue is not sure */
 		ev = entry_vs(g, e);
 		if ((ev ? ev->rank_bp : 0) - GATE_AGE_BP_PER_MS * (double)(e->t - h->t) / 1e6 > hk)
@@ -685,6 +888,16 @@ direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
 	return !to || to->id == th->bound;
 }
 
+/* th was let through for the connection cookie (0: whichever comes) */
+static void
+promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie)
+{
+	th->fp_id = f->id;
+	th->fp_gen = f->gen;
+	th->fp_cookie = cookie;
+	th->fp_vs = th->bound;
+}
+
 /*
  * Let th's accept (notification id) through, for the model's head or, with
  * nothing queued, as the direct waiter. 1: answered; 0: the caller takes
@@ -699,7 +912,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	struct gate_vs *v;
 	int qlen, on = g->fast == GATE_FAST_ON, fl;
 
-	if (!f->fed || g->want_attrs || l->queued || l->held || f->direct)
+	if (!accepts || !f->fed || g->want_attrs || l->queued || l->held || f->direct)
 		return 0;
 	/* wake us for the next arrival before we look at the queue for the
 	 * last time, in case this thread is to wait in the kernel: an
@@ -718,6 +931,8 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 		f->direct_cpu = th->cpu_mark;
 		if (gate_continue(g, id) < 0)
 			direct_end(f);	/* interrupted meanwhile */
+		else
+			promise(f, th, 0);
 		return 1;
 	}
 	if (on)
@@ -727,20 +942,43 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	e = q_at(f, 0);
 	/* threads let through before may dequeue in any order: only if all
 	 * of theirs are of this VS */
-	if ((f->expect && f->expect_vs != e->vs) || !head_is_pick(g, f))
+	if ((f->expect && f->expect_vs != e->vs) || f->expect == FP_PROMISED ||
+	    !head_is_pick(g, f))
 		return 0;
 	gate_vs_active(g, entry_vs(g, e), now);
 	v = gate_rebind_vs(g, th, e->vs);
 	if (gate_continue(g, id) < 0)
 		return 1;	/* interrupted: it took nothing, the model stands */
+	promise(f, th, e->cookie);
 	if (v)
 		v->served++;
 	g->fp_continued++;
 	f->expect_vs = e->vs;
-	f->expect++;
+	f->pr[f->expect++] = *e;
 	f->expect_t = now;
 	q_pop(f);
 	return 1;
+}
+
+/*
+ * th, let through before, calls accept again: the record of what it took
+ * then is in its listener's ring by now (written as that call returned), or
+ * it took nothing (interrupted, or a non-blocking call that found the queue
+ * empty). Apply it now, so that no later record of th (a hand-over) is
+ * taken for it; its promise, if it took nothing, waits for another thread
+ * or for FP_EXPECT_NS.
+ */
+static void
+fp_settle(struct gate *g, struct service_thread *th, uint64_t now)
+{
+	struct gated_listener *o;
+
+	for (o = g->listeners; o; o = o->next)
+		if (o->fp && o->fp->id == th->fp_id) {
+			fp_read(g, o, now);
+			break;
+		}
+	th->fp_id = 0;
 }
 
 int
@@ -755,6 +993,8 @@ fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, u
 		if (f->direct == th)
 			direct_end(f);
 	}
+	if (th->fp_id)
+		fp_settle(g, th, now);
 	return !l->wait_head && fp_let_through(g, l, th, id, now);
 }
 

@@ -201,6 +201,11 @@ struct service_thread {
 	int	 sched_fd;
 	struct gated_listener *direct_l;	/* fastpath.c: it waits in that listener's
 						 * accept in the kernel */
+	/* fastpath.c: let through on the fast path listener fp_id (0: none)
+	 * for the connection fp_cookie (0: whichever comes, as the direct
+	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
+	uint32_t fp_id, fp_vs, fp_gen;
+	uint64_t fp_cookie;
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
@@ -228,6 +233,8 @@ void bind_pidfd_thread(int on);
 void bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max);
 /* The thread behind a notification; a fresh pidfd if the cached one has died. */
 struct service_thread *thread_get(pid_t tid, int *is_new);
+/* The thread we know by that id, without opening or checking anything. */
+struct service_thread *thread_find(pid_t tid);
 void thread_forget(struct service_thread *th);
 /* Move the thread into v unless it is already there. 0, 1 = moved, -errno. */
 int bind_thread(struct service_thread *th, struct gate_vs *v);
@@ -305,9 +312,10 @@ struct gate {
 	/* fastpath.c: accepts let through to the kernel's head, threads let
 	 * wait in the kernel and re-bound when their connection came (and the
 	 * CPU they ran before that, in their previous VS), models dropped,
-	 * records of connections no longer queued */
+	 * records of connections no longer queued, threads let through that
+	 * took a connection of a VS other than the one they were bound to */
 	uint64_t fp_continued, fp_direct, fp_direct_cpu_ns, fp_direct_cpu_max;
-	uint64_t fp_resync, fp_stale, fp_direct_moved;
+	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered;
 	int	 fast;			/* enum gate_fast */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */

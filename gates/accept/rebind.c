@@ -167,6 +167,17 @@ pidfd_exited(int pidfd)
 }
 
 struct service_thread *
+thread_find(pid_t tid)
+{
+	struct service_thread *th;
+
+	for (th = thash[(unsigned)tid % NTHASH]; th; th = th->hnext)
+		if (th->tid == tid)
+			return th;
+	return NULL;
+}
+
+struct service_thread *
 thread_get(pid_t tid, int *is_new)
 {
 	struct service_thread **b = &thash[(unsigned)tid % NTHASH], *th;

@@ -18,6 +18,8 @@
 #   fcgi-peek            its peek and parse alone (fcgi-peek.c)
 #   unix-peer-cost       classifying a Unix peer, against a TCP accept
 #   connrate             the socket gate's cost per connection (connrate.c)
+#   syscall-tax          what the accept gate's tracepoint fallback costs every
+#                        system call on the machine (syscall-tax.c)
 #   rules-scale          rule files at scale; the gate's decision cost
 #                        (rules-query.c, gate-decision.c)
 #   rules-attrs          the decision by request content (sites, content
@@ -33,7 +35,10 @@
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
 	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor \
-	benchmarks/rules-attrs
+	benchmarks/rules-attrs benchmarks/syscall-tax
+benchmarks_syscall_tax_SOURCES = benchmarks/syscall-tax.c
+benchmarks_syscall_tax_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
+benchmarks_syscall_tax_LDADD = $(LIBBPF_LIBS)
 benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
 benchmarks_loadgen_LDADD = lib/libvsd.a
 benchmarks_vsd_bulk_SOURCES = benchmarks/vsd-bulk.c

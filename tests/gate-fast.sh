@@ -53,6 +53,12 @@ is "$(count "$R/paced" www1)" 20 "one VS, paced: all 20 requests begin in www1"
 check "one VS, paced: the thread waits in the kernel for them (direct $(fast one direct))" \
 	[ "$(fast one direct)" -ge 10 ]
 is "$(fast one mode) $(fast one listeners)" "on 1" "status: mode on, one listener on the fast path"
+# the accept records it follows its threads by: fexit where the kernel takes
+# it, else the syscall tracepoints (vsd --check says if the kernel has them)
+tp=$("$VSD" --check | awk '/^syscall tracepoints/ { print $4 }')
+diag "accept records by $(fast one records); vsd --check: syscall tracepoints $tp"
+check "status: the accept records are attached ($(fast one records))" \
+	sh -c 'case $1 in fexit|tracepoint) exit 0;; esac; exit 1' - "$(fast one records)"
 
 # --- a run of one VS, then another: the first request of the other may
 # begin where the thread sat, and that is counted; its work runs in its VS

@@ -80,15 +80,15 @@ dist_noinst_DATA += tests/netns-pair.sh
 # full" tests, and with a 256-slot one, which one VS can fill in a test
 # while the others' shares are still a few entries each.
 check_DATA += tests/sg-broken.bpf.o tests/sg-small.bpf.o tests/sg-mid.bpf.o
-tests/sg-broken.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+tests/sg-broken.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h $(srcdir)/gates/socket/gated.bpf.h \
 		gates/socket/vmlinux.h
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_VERIFIER_FAULT $(BPF_INCLUDES) \
 		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
-tests/sg-small.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+tests/sg-small.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h $(srcdir)/gates/socket/gated.bpf.h \
 		gates/socket/vmlinux.h
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=8 $(BPF_INCLUDES) \
 		-c $(srcdir)/gates/socket/socket.bpf.c -o $@
-tests/sg-mid.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
+tests/sg-mid.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h $(srcdir)/gates/socket/gated.bpf.h \
 		gates/socket/vmlinux.h
 	$(AM_V_GEN)$(MKDIR_P) tests && $(CLANG) $(BPF_CFLAGS) -DVSD_CONNS_MAX=256 $(BPF_INCLUDES) \
 		-c $(srcdir)/gates/socket/socket.bpf.c -o $@

@@ -138,6 +138,28 @@ probe_cgroup_kill(const struct cg_ctx *cg)
 	return r;
 }
 
+/*
+ * The syscall exit tracepoint of accept4 (the accept gate's records where
+ * the kernel refuses fexit, gates/accept/records.bpf.c) where libbpf looks
+ * for it: tracefs, or tracefs under debugfs. -1: not ours to see.
+ */
+static int
+probe_accept_tracepoint(void)
+{
+	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+	char p[128];
+	size_t i;
+	int denied = 0;
+
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		snprintf(p, sizeof(p), "%s/events/syscalls/sys_exit_accept4", dirs[i]);
+		if (access(p, F_OK) == 0)
+			return 1;
+		denied |= errno == EACCES;
+	}
+	return denied ? -1 : 0;
+}
+
 /* "favordynmods" among the cgroup2 mount's options. */
 static int
 probe_favordynmods(void)
@@ -200,6 +222,8 @@ features_print(const struct cg_ctx *cg)
 	     "not used yet: clients are checked by SO_PEERCRED either way");
 	line("cgroup.kill", probe_cgroup_kill(cg), "5.14",
 	     "destroy --force kills the VS's processes one by one");
+	line("syscall tracepoints (accept)", probe_accept_tracepoint(), "2.6.33",
+	     "(CONFIG_FTRACE_SYSCALLS) accept gates need fexit for the fast path");
 	line("cgroup2 favordynmods", probe_favordynmods(), "6.0 (mount)",
 	     "the accept gate keeps cgroup moves fast with its rcu-warm helper");
 	return 0;

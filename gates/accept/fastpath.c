@@ -10,8 +10,9 @@
  * socket gate appends each connection to a registered listener to that
  * listener's ring, in the softirq that queues it, before the listener is
  * woken (gates/socket/socket.h, "Gated listeners"); and when a thread's
- * accept() returns one of them, it appends an accept record (the thread,
- * the connection, its VS) to the same ring. The gate keeps a model of the
+ * accept returns one of them, our own programs (records.bpf.c, records.c)
+ * append an accept record (the thread, the connection, its VS) to the same
+ * ring. The gate keeps a model of the
  * queue: the arrivals it has read, in order, that it does not know to be
  * accepted (q), and the connections it has promised to threads it let
  * through (pr, expect of them), each promise kept when an accept record
@@ -143,7 +144,7 @@ struct fp_listener {
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
 
 static char pindir[PATH_MAX];
-static int gated_fd = -1, rings_fd = -1, opened, warned, accepts;
+static int gated_fd = -1, rings_fd = -1, opened, warned, accepts, fast_mode;
 static uint32_t last_id;
 static uint32_t *gports;
 static struct vsd_ringctl *ringctl;
@@ -279,6 +280,7 @@ fp_init(const char *conns_map, int mode)
 {
 	char tmp[PATH_MAX];
 
+	fast_mode = mode;
 	if (mode == GATE_FAST_ON && !guard)
 		guard_start();
 	pindir[0] = '\0';
@@ -337,22 +339,6 @@ maps_open(void)
 	if (!pindir[0])
 		return -1;
 	opened = 1;
-	/* without the accept records (a vsd older than the gate, or one that
-	 * could not attach them) a thread let through could not be followed:
-	 * listeners are registered (their connections recorded) but drained */
-	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_LINK_ACCEPT);
-	accepts = access(p, F_OK) == 0;
-	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_LINK_ACCEPT4);
-	accepts = accepts && access(p, F_OK) == 0;
-	if (!accepts)
-		log_warnx("fast path off: %s: %s (vsd records no accepts: see its log); "
-		    "every connection is handed over", p, strerror(errno));
-	else if (!init_pid_ns()) {
-		accepts = 0;
-		log_warnx("fast path off: the records name threads by their ids in the "
-		    "initial PID namespace, and we run in another; every connection is "
-		    "handed over");
-	}
 	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_GATED);
 	if ((gated_fd = bpf_obj_get(p)) < 0)
 		goto fail;
@@ -369,6 +355,21 @@ maps_open(void)
 	if ((fd = bpf_obj_get(p)) < 0 || !(ringctl = map_mmap(fd, ringctl_len)))
 		goto fail_fd;
 	close(fd);
+	/* without the accept records a thread let through could not be
+	 * followed: listeners are registered (their connections recorded for
+	 * the drain) but drained. Not needed with --fast off. */
+	if (fast_mode == GATE_FAST_OFF)
+		return 0;
+	if (!init_pid_ns())
+		log_warnx("fast path off: the accept records name threads by their "
+		    "ids in the initial PID namespace, and we run in another; every "
+		    "connection is handed over");
+	else if (!records_start(pindir))
+		log_warnx("fast path off: the kernel takes neither fexit programs nor "
+		    "the syscall tracepoints of accept (see above); every connection "
+		    "is handed over");
+	else
+		accepts = 1;
 	return 0;
 fail_fd:
 	if (fd >= 0)

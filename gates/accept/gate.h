@@ -400,6 +400,13 @@ int fp_pollfd(const struct gated_listener *l);
 int fp_busy(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
 
+/* --- records.c --- */
+/* Attach the fast path's accept records on the pins in pindir: "fexit" or
+ * "tracepoint" (the hook in use), or NULL if the kernel takes neither. */
+const char *records_start(const char *pindir);
+/* The hook in use, or "none". */
+const char *records_hook(void);
+
 /* --- hold.c --- */
 /* Hold c until its params arrive, or classify it now if they are here. */
 void hold_add(struct gate *g, struct gated_listener *l, struct queued_conn *c, uint64_t now);

@@ -7,7 +7,7 @@
 # tests/unit/test-conntab.c, tests/unit/test-tos.c.
 
 noinst_HEADERS += gates/socket/socket.h
-EXTRA_DIST += gates/socket/socket.bpf.c
+EXTRA_DIST += gates/socket/socket.bpf.c gates/socket/gated.bpf.h
 
 # CO-RE: vmlinux.h comes from the running kernel's BTF at build time.
 # -mcpu=v3: the atomic compare-and-swap of the connection table (Linux 5.12+).
@@ -20,7 +20,7 @@ gates/socket/vmlinux.h:
 	mv -f $@.tmp $@
 
 gates/socket/socket.bpf.o: $(srcdir)/gates/socket/socket.bpf.c $(srcdir)/gates/socket/socket.h \
-		gates/socket/vmlinux.h
+		$(srcdir)/gates/socket/gated.bpf.h gates/socket/vmlinux.h
 	$(AM_V_GEN)$(CLANG) $(BPF_CFLAGS) $(BPF_INCLUDES) -c $(srcdir)/gates/socket/socket.bpf.c -o $@
 
 gates/socket/socket.skel.h: gates/socket/socket.bpf.o

@@ -20,6 +20,7 @@
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_core_read.h>
 #include "socket.h"
+#include "gated.bpf.h"
 
 /* From the uapi headers, which cannot be mixed with vmlinux.h. */
 #define AF_INET		2
@@ -38,15 +39,6 @@ struct {
 	__type(key, __u64);		/* cgroup2 id of the VS directory */
 	__type(value, struct vsd_vscfg);
 } vsd_vscfg SEC(".maps");
-
-/* The open-addressed connection table: the protocol is in gates/socket/socket.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VSD_CONNS_MAX);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct vsd_conn_slot);
-} vsd_conns SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -71,44 +63,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct vsd_connlim);
 } vsd_connlim SEC(".maps");
-
-/* Gated listeners and their arrival rings: gates/socket/socket.h. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, VSD_GATED_MAX);
-	__type(key, struct vsd_gated_key);
-	__type(value, struct vsd_gated_val);
-} vsd_gated SEC(".maps");
-
-/* Mapped, a __u32 per TCP port; here pairs (gates/socket/socket.h). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VSD_GPORTS_ELEMS);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);		/* TCP port / 2 */
-	__type(value, __u64);		/* gated listeners on port & ~1, port | 1 */
-} vsd_gports SEC(".maps");
-
-struct vsd_ring {
-	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, VSD_RING_BYTES);
-};
-
-/* The gates' rings (Linux 5.8+: a ring buffer as an inner map). */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, VSD_RINGS_MAX);
-	__type(key, __u32);
-	__array(values, struct vsd_ring);
-} vsd_rings SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VSD_RINGS_MAX);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__type(key, __u32);
-	__type(value, struct vsd_ringctl);
-} vsd_ringctl SEC(".maps");
 
 static __always_inline void stat_inc(__u32 idx)
 {
@@ -173,41 +127,6 @@ int vsd_sock_create(struct bpf_sock *sk)
 	return 1;
 }
 
-/*
- * Fold an IPv4-mapped IPv6 address (::ffff:a.b.c.d) to plain IPv4, so that
- * an AF_INET6 client talking to an AF_INET listener records the same key
- * the listener's accept() sees.
- */
-static __always_inline int v4mapped(const __u32 a[4])
-{
-	return a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0x0000ffff);
-}
-
-/* An IPv4-mapped pair as the IPv4 one: the key is the same either way. */
-static __always_inline void v4unmap(__u32 l[4], __u32 r[4])
-{
-	l[0] = l[3]; r[0] = r[3];
-	l[1] = l[2] = l[3] = 0;
-	r[1] = r[2] = r[3] = 0;
-}
-
-/* The key from the local and remote addresses and ports (host order). */
-static __always_inline void conn_orient(struct vsd_conn_key *k, int passive, const __u32 l[4],
-					const __u32 r[4], __u16 lport, __u16 rport)
-{
-	/* Oriented initiator -> acceptor; see gates/socket/socket.h. */
-	k->dir = passive ? VSD_DIR_PASSIVE : VSD_DIR_ACTIVE;
-	if (passive) {
-		k->sport = rport; k->dport = lport;
-		__builtin_memcpy(k->saddr, r, 16);
-		__builtin_memcpy(k->daddr, l, 16);
-	} else {
-		k->sport = lport; k->dport = rport;
-		__builtin_memcpy(k->saddr, l, 16);
-		__builtin_memcpy(k->daddr, r, 16);
-	}
-}
-
 static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
 				     struct vsd_conn_key *k)
 {
@@ -245,13 +164,6 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
  * mark is one early-returning sockops run per retransmission timeout.
  */
 #define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
-
-static __always_inline struct vsd_conn_slot *slot_at(__u32 h, __u32 i)
-{
-	__u32 idx = (h + i) & (VSD_CONNS_MAX - 1);
-
-	return bpf_map_lookup_elem(&vsd_conns, &idx);
-}
 
 /*
  * Claims the first free slot of the key's window (gates/socket/socket.h).  Two
@@ -432,34 +344,6 @@ static __always_inline int conn_del_key(struct bpf_sock_ops *skops, int passive)
 	return 0;
 }
 
-/*
- * The VS recorded for the connecting side of a connection, from the key
- * the accepting side builds (k->dir is set here); 0 if none.  A slot is read
- * as user space reads it: seq, the copy, seq again.
- */
-static __always_inline __u32 conn_vs(struct vsd_conn_key *k)
-{
-	struct vsd_conn_slot *s;
-	__u32 h, i, seq, vs_id;
-
-	k->dir = VSD_DIR_ACTIVE;
-	h = vsd_conn_hash(k);
-#pragma nounroll
-	for (i = 0; i < VSD_CONN_PROBE; i++) {
-		if (!(s = slot_at(h, i)))
-			return 0;
-		seq = *(volatile __u32 *)&s->seq;
-		if (VSD_SLOT_STATE(seq) == VSD_SLOT_EMPTY)
-			return 0;
-		if (VSD_SLOT_STATE(seq) != VSD_SLOT_LIVE || !vsd_conn_key_eq(&s->key, k))
-			continue;
-		vs_id = s->val.vs_id;
-		if (*(volatile __u32 *)&s->seq == seq)
-			return vs_id;
-	}
-	return 0;
-}
-
 /* The same for the accepted connection skops is (the accept gate's key). */
 static __always_inline __u32 conn_find_vs(struct bpf_sock_ops *skops)
 {
@@ -467,29 +351,6 @@ static __always_inline __u32 conn_find_vs(struct bpf_sock_ops *skops)
 
 	conn_key(skops, 1, &k);
 	return conn_vs(&k);
-}
-
-/*
- * Append a record to the ring of the registered listener gv, waking the
- * gate as its vsd_ringctl says for an arrival (never for an accept).
- */
-static __always_inline void ring_put(const struct vsd_gated_val *gv, struct vsd_arrival *a)
-{
-	struct vsd_ringctl *ctl;
-	void *ring;
-	__u32 idx, wake;
-	__u64 flags = BPF_RB_NO_WAKEUP;
-
-	idx = gv->ring;
-	if (!(ring = bpf_map_lookup_elem(&vsd_rings, &idx)) ||
-	    !(ctl = bpf_map_lookup_elem(&vsd_ringctl, &idx)))
-		return;
-	wake = *(volatile __u32 *)&ctl->wake;
-	if (!a->tid && (wake == VSD_WAKE_ALWAYS || (wake != VSD_WAKE_NEVER && wake != a->vs_id)))
-		flags = BPF_RB_FORCE_WAKEUP;
-	a->t = bpf_ktime_get_ns();
-	if (bpf_ringbuf_output(ring, a, sizeof(*a), flags))
-		__sync_fetch_and_add(&ctl->dropped, 1);
 }
 
 /*
@@ -512,95 +373,6 @@ static __always_inline void ring_note(struct bpf_sock_ops *skops)
 	a.vs_id = conn_find_vs(skops);
 	ring_put(gv, &a);
 }
-
-/*
- * A thread's accept() returned a connection (syscall exit tracepoints of
- * accept and accept4; kernels built without kprobes, or locked down so that
- * fentry programs are refused, still have these): for a connection of a
- * registered listener, append the accept to the listener's ring with the
- * thread's id, so the gate learns which connection each thread it let
- * through took, and of which VS (gates/socket/socket.h).  The connection
- * is the socket behind the returned descriptor; its local port and
- * namespace are its listener's, and its cookie was made by the sockops
- * program when it recorded the arrival.  A connection the gate handed over
- * (added to the thread by the gate, the syscall answered for it) is
- * recorded too; the gate tells the two apart by the thread.
- */
-struct sys_exit_ctx {
-	__u64 common;		/* the tracepoint's common fields */
-	__s32 nr;
-	__s64 ret;
-};
-
-static __always_inline int accepted(struct sys_exit_ctx *ctx)
-{
-	struct vsd_gated_key gk = {};
-	struct vsd_arrival a = {};
-	struct vsd_gated_val *gv;
-	struct vsd_conn_key k;
-	struct task_struct *task;
-	struct file **fds, *file = NULL;
-	struct socket *sock;
-	struct sock *child;
-	__u32 l[4] = {}, r[4] = {}, pair, max;
-	__s64 fd = ctx->ret;
-	__u64 pid_tgid;
-	__u32 *n;
-	int family;
-
-	if (fd < 0)
-		return 0;
-	task = (struct task_struct *)bpf_get_current_task();
-	max = BPF_CORE_READ(task, files, fdt, max_fds);
-	fds = BPF_CORE_READ(task, files, fdt, fd);
-	if (fd >= max || !fds || bpf_probe_read_kernel(&file, sizeof(file), fds + fd) || !file)
-		return 0;
-	sock = BPF_CORE_READ(file, private_data);
-	if (!sock || !(child = BPF_CORE_READ(sock, sk)))
-		return 0;
-	family = BPF_CORE_READ(child, __sk_common.skc_family);
-	if ((family != AF_INET && family != AF_INET6) ||
-	    BPF_CORE_READ(child, sk_protocol) != IPPROTO_TCP)
-		return 0;
-	gk.port = BPF_CORE_READ(child, __sk_common.skc_num);
-	/* most listeners are not gated: one array lookup says so */
-	pair = gk.port >> 1;
-	if (!(n = bpf_map_lookup_elem(&vsd_gports, &pair)) ||
-	    *((volatile __u32 *)n + (gk.port & 1)) == 0)
-		return 0;
-	gk.netns = BPF_CORE_READ(child, __sk_common.skc_net.net, net_cookie);
-	pid_tgid = bpf_get_current_pid_tgid();
-	/* the registering gate's own accepts (its drains) are not recorded */
-	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)) || gv->owner == (__u32)(pid_tgid >> 32))
-		return 0;
-	__builtin_memset(&k, 0, sizeof(k));
-	if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(&l, child, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
-		BPF_CORE_READ_INTO(&r, child, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
-		if (v4mapped(l) && v4mapped(r)) {
-			k.family = AF_INET;
-			v4unmap(l, r);
-		} else {
-			k.family = AF_INET6;
-		}
-	} else {
-		k.family = AF_INET;
-		l[0] = BPF_CORE_READ(child, __sk_common.skc_rcv_saddr);
-		r[0] = BPF_CORE_READ(child, __sk_common.skc_daddr);
-	}
-	conn_orient(&k, 1, l, r, gk.port, bpf_ntohs(BPF_CORE_READ(child, __sk_common.skc_dport)));
-	a.cookie = BPF_CORE_READ(child, __sk_common.skc_cookie.counter);
-	a.vs_id = conn_vs(&k);
-	a.tid = (__u32)pid_tgid;
-	ring_put(gv, &a);
-	return 0;
-}
-
-SEC("tracepoint/syscalls/sys_exit_accept4")
-int vsd_accepted4(struct sys_exit_ctx *ctx) { return accepted(ctx); }
-
-SEC("tracepoint/syscalls/sys_exit_accept")
-int vsd_accepted(struct sys_exit_ctx *ctx) { return accepted(ctx); }
 
 /*
  * A recorded connection changed state; its entry goes when the connection

@@ -201,40 +201,6 @@ gs_drop_stale_pin(struct bpf_map *m, const char *path)
 }
 
 /*
- * The accept records (socket.h, "Gated listeners"): program name attached
- * to its syscall exit tracepoint, the link pinned as pin.  A link pinned by
- * an earlier start is replaced in one rename, so no accept goes unrecorded
- * meanwhile (for a moment both may record one accept; the gate takes a
- * thread's second record of it for nothing).  Without the links the accept
- * gates keep their listeners off the fast path: not fatal here.
- */
-static void
-gs_attach_accept(struct gate_socket *g, struct bpf_object *obj, const char *name,
-		 const char *pin)
-{
-	struct bpf_program *p = bpf_object__find_program_by_name(obj, name);
-	char path[PATH_MAX], tmp[PATH_MAX];
-	struct bpf_link *link;
-	int r;
-
-	if (!p || gs_path(g, path, sizeof(path), pin) < 0 ||
-	    path_fmt(tmp, sizeof(tmp), "%s_new", path) /* bpffs refuses dots */ < 0)
-		return;
-	if (!(link = bpf_program__attach(p))) {
-		log_warn("socket gate: cannot attach %s to %s (the accept gates' fast path "
-			 "stays off)", name, bpf_program__section_name(p));
-		return;
-	}
-	unlink(tmp);
-	if ((r = bpf_link__pin(link, tmp)) < 0 || rename(tmp, path) < 0) {
-		log_warnx("socket gate: cannot pin %s: %s (the accept gates' fast path "
-			  "stays off)", path, strerror(r < 0 ? -r : errno));
-		unlink(tmp);
-	}
-	bpf_link__destroy(link);	/* the pin, if any, holds it */
-}
-
-/*
  * Loads the programs, reusing the pinned maps (libbpf checks that they
  * fit), so the connection table survives.  Where the same program is
  * already pinned, it is adopted and the new copy dropped; otherwise (first
@@ -342,8 +308,6 @@ gs_load(struct gate_socket *g)
 			goto out;
 		}
 	}
-	gs_attach_accept(g, obj, "vsd_accepted", VSD_LINK_ACCEPT);
-	gs_attach_accept(g, obj, "vsd_accepted4", VSD_LINK_ACCEPT4);
 	r = nadopted;
 out:
 	if (r < 0)

@@ -25,8 +25,6 @@
 #define VSD_MAP_GPORTS		"vsd_gports"
 #define VSD_MAP_RINGS		"vsd_rings"
 #define VSD_MAP_RINGCTL		"vsd_ringctl"
-#define VSD_LINK_ACCEPT		"link_accept"	/* pinned links of vsd_accepted, */
-#define VSD_LINK_ACCEPT4	"link_accept4"	/* vsd_accepted4 */
 
 /*
  * Slots of the connection table, a power of two: 8 MB.  With the probe
@@ -292,16 +290,15 @@ struct vsd_connlim {
  * and the gate then trusts the ring no more until the accept queue has been
  * emptied.
  *
- * When accept() or accept4() returns a connection of a registered listener
- * (the syscall exit tracepoints, programs vsd_accepted and vsd_accepted4,
- * attached once per vsd instance through the pinned links link_accept and
- * link_accept4), the program appends a second kind of record to the same
- * ring: the connection's cookie, the time, its VS as above, and tid, the
- * calling thread's id (in the initial PID namespace; never 0).  Accepts by
- * the registering gate itself (its pid is the key's owner) are not
- * recorded, and an accept never wakes the gate.  So the gate knows which
- * connection each thread it let through took, and whether it was of the
- * VS the gate had bound that thread to.
+ * When a thread's accept returns a connection of a registered listener,
+ * the accept gate's own programs (gates/accept/records.bpf.c, attached by
+ * the gate while it runs, on these maps) append a second kind of record to
+ * the same ring: the connection's cookie, the time, its VS as above, and
+ * tid, the calling thread's id (in the initial PID namespace; never 0).
+ * Accepts by the registering gate itself (its pid is the key's owner) are
+ * not recorded, and an accept never wakes the gate.  So the gate knows
+ * which connection each thread it let through took, and whether it was of
+ * the VS the gate had bound that thread to.
  *
  * vsd_gports counts gated listeners per TCP port in any namespace: the
  * connecting side's entry is recorded for a destination port that has one

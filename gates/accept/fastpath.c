@@ -275,6 +275,8 @@ gate_fast_name(int mode)
 	return mode >= 0 && mode < (int)ARRAY_SIZE(fast_names) ? fast_names[mode] : "?";
 }
 
+static int maps_open(void);
+
 void
 fp_init(const char *conns_map, int mode)
 {
@@ -287,6 +289,9 @@ fp_init(const char *conns_map, int mode)
 	if (!conns_map || snprintf(tmp, sizeof(tmp), "%s", conns_map) >= (int)sizeof(tmp))
 		return;
 	snprintf(pindir, sizeof(pindir), "%s", dirname(tmp));
+	/* now: the accept records load BPF programs, which --user's dropped
+	 * capabilities would not allow later */
+	maps_open();
 }
 
 static void *
@@ -757,8 +762,12 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 			continue;
 		th->fp_id = 0;
 		if (th == f->direct) {	/* before we had read its arrival */
+			struct gate_vs *v = vs_table_find(&g->tab, vs);
+
 			direct_end(f);
 			g->fp_direct++;
+			if (v)
+				v->served++;
 		}
 		if (vs != th->fp_vs)
 			g->fp_misordered++;

@@ -38,7 +38,7 @@ noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench
 	benchmarks/rules-attrs benchmarks/syscall-tax
 benchmarks_syscall_tax_SOURCES = benchmarks/syscall-tax.c
 benchmarks_syscall_tax_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
-benchmarks_syscall_tax_LDADD = $(LIBBPF_LIBS)
+benchmarks_syscall_tax_LDADD = lib/libvsd.a $(LIBBPF_LIBS)
 benchmarks_loadgen_SOURCES = benchmarks/loadgen.c
 benchmarks_loadgen_LDADD = lib/libvsd.a
 benchmarks_vsd_bulk_SOURCES = benchmarks/vsd-bulk.c

@@ -16,17 +16,16 @@
  * the ratio off/on per repetition (1.0 = no cost). Root; tracefs mounted.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <linux/perf_event.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+
+#include "lib/tracepoint.h"
 
 #define TP "syscalls/sys_exit_accept4"
 
@@ -50,47 +49,11 @@ batch(long n)
 	return (now() - t0) / n;
 }
 
-static int
-tp_id(void)
-{
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char p[256], buf[32];
-	size_t i;
-	int fd, n;
-
-	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
-		snprintf(p, sizeof(p), "%s/events/" TP "/id", dirs[i]);
-		if ((fd = open(p, O_RDONLY)) < 0)
-			continue;
-		n = (int)read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (n > 0) {
-			buf[n] = '\0';
-			return atoi(buf);
-		}
-	}
-	return -1;
-}
-
-/* A program on the tracepoint, through a perf event; returns the event's fd. */
+/* A program on the tracepoint; returns the perf event's fd. */
 static int
 attach(int prog)
 {
-	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
-				     .sample_period = 1, .wakeup_events = 1 };
-	int fd, id = tp_id();
-
-	if (id < 0)
-		return -1;
-	a.config = (uint64_t)id;
-	fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
-		close(fd);
-		return -1;
-	}
-	return fd;
+	return tracepoint_attach(prog, TP);
 }
 
 static int

@@ -18,4 +18,5 @@ lib_libvsd_a_SOURCES = \
 	lib/privs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
 	lib/exitcode.c lib/exitcode.h \
+	lib/tracepoint.c lib/tracepoint.h \
 	lib/vs.h lib/remote-mark.h

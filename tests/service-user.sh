@@ -111,6 +111,7 @@ check "the service: the user's ids and groups, no capabilities, no_new_privs" \
 	runs_as "$R/ru.st" "$UID_U" "$GID_U" "$GID_U" "$GID_G"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -r "creds" -v >"$R/c1"
 vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -r "creds" -v >"$R/c2"
+diag "www1's answers began in: $(sed -n "s|.* cg=\([^ ]*\) .*|\1|p" "$R/c1" | tr '\n' ' ')"
 check "gated: www1's requests are served in www1" served_in "$R/c1" www1
 check "gated: www2's requests are served in www2" served_in "$R/c2" www2
 check "the serving thread runs as the user (gate-server's creds)" creds_are "$R/c1" "$UID_U" "$GID_U"

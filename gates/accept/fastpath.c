@@ -10,8 +10,8 @@
  * socket gate appends each connection to a registered listener to that
  * listener's ring, in the softirq that queues it, before the listener is
  * woken (gates/socket/socket.h, "Gated listeners"); and when a thread's
- * accept returns one of them, our own programs (records.bpf.c, records.c)
- * append an accept record (the thread, the connection, its VS) to the same
+ * accept returns one of them, programs vsd loads and we attach
+ * (gates/socket/records.bpf.c, records.c) append an accept record (the thread, the connection, its VS) to the same
  * ring. The gate keeps a model of the
  * queue: the arrivals it has read, in order, that it does not know to be
  * accepted (q), and the connections it has promised to threads it let
@@ -370,9 +370,8 @@ maps_open(void)
 		    "ids in the initial PID namespace, and we run in another; every "
 		    "connection is handed over");
 	else if (!records_start(pindir))
-		log_warnx("fast path off: the kernel takes neither fexit programs nor "
-		    "the syscall tracepoints of accept (see above); every connection "
-		    "is handed over");
+		log_warnx("fast path off: no accept records (see above); every "
+		    "connection is handed over");
 	else
 		accepts = 1;
 	return 0;

@@ -30,8 +30,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/fastpath.c \
 	gates/accept/records.c \
 	gates/accept/pmqos.c
-nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h \
-	gates/accept/records.skel.h
+nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \
 	gates/socket/libgatesocket.a lib/libvsd.a \
@@ -50,18 +49,6 @@ gates/accept/unixpeer.skel.h: gates/accept/unixpeer.bpf.o
 BUILT_SOURCES += gates/accept/unixpeer.skel.h
 CLEANFILES += gates/accept/unixpeer.bpf.o gates/accept/unixpeer.skel.h
 
-# The fast path's accept records (records.bpf.c), on the socket gate's maps.
-EXTRA_DIST += gates/accept/records.bpf.c
-gates/accept/records.bpf.o: $(srcdir)/gates/accept/records.bpf.c \
-		$(srcdir)/gates/socket/socket.h $(srcdir)/gates/socket/gated.bpf.h \
-		gates/socket/vmlinux.h
-	$(AM_V_GEN)$(MKDIR_P) gates/accept && $(CLANG) $(BPF_CFLAGS) $(BPF_INCLUDES) \
-		-c $(srcdir)/gates/accept/records.bpf.c -o $@
-gates/accept/records.skel.h: gates/accept/records.bpf.o
-	$(AM_V_GEN)$(BPFTOOL) gen skeleton gates/accept/records.bpf.o name records_bpf > $@.tmp && \
-	mv -f $@.tmp $@
-BUILT_SOURCES += gates/accept/records.skel.h
-CLEANFILES += gates/accept/records.bpf.o gates/accept/records.skel.h
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate
 gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.h \

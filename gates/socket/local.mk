@@ -7,7 +7,7 @@
 # tests/unit/test-conntab.c, tests/unit/test-tos.c.
 
 noinst_HEADERS += gates/socket/socket.h
-EXTRA_DIST += gates/socket/socket.bpf.c gates/socket/gated.bpf.h
+EXTRA_DIST += gates/socket/socket.bpf.c gates/socket/gated.bpf.h gates/socket/records.bpf.c
 
 # CO-RE: vmlinux.h comes from the running kernel's BTF at build time.
 # -mcpu=v3: the atomic compare-and-swap of the connection table (Linux 5.12+).
@@ -27,8 +27,18 @@ gates/socket/socket.skel.h: gates/socket/socket.bpf.o
 	$(AM_V_GEN)$(BPFTOOL) gen skeleton gates/socket/socket.bpf.o name socket_bpf > $@.tmp && \
 	mv -f $@.tmp $@
 
-BUILT_SOURCES += gates/socket/vmlinux.h gates/socket/socket.skel.h
-CLEANFILES += gates/socket/vmlinux.h gates/socket/socket.bpf.o gates/socket/socket.skel.h
+# The accept gates' accept records (records.bpf.c), loaded with the gate.
+gates/socket/records.bpf.o: $(srcdir)/gates/socket/records.bpf.c $(srcdir)/gates/socket/socket.h \
+		$(srcdir)/gates/socket/gated.bpf.h gates/socket/vmlinux.h
+	$(AM_V_GEN)$(CLANG) $(BPF_CFLAGS) $(BPF_INCLUDES) -c $(srcdir)/gates/socket/records.bpf.c -o $@
+
+gates/socket/records.skel.h: gates/socket/records.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton gates/socket/records.bpf.o name records_bpf > $@.tmp && \
+	mv -f $@.tmp $@
+
+BUILT_SOURCES += gates/socket/vmlinux.h gates/socket/socket.skel.h gates/socket/records.skel.h
+CLEANFILES += gates/socket/vmlinux.h gates/socket/socket.bpf.o gates/socket/socket.skel.h \
+	gates/socket/records.bpf.o gates/socket/records.skel.h
 
 # The loader and the table reader as one library; a program that needs only
 # the reader (the accept gate) pulls in only conntab.o.
@@ -38,6 +48,7 @@ gates_socket_libgatesocket_a_SOURCES = \
 	gates/socket/socket.c gates/socket/socket-attach.c gates/socket/socket-conns.c \
 	gates/socket/conntab.c gates/socket/conntab.h gates/socket/bpf-log.c \
 	gates/socket/tos.c gates/socket/tos.h
-nodist_gates_socket_libgatesocket_a_SOURCES = gates/socket/socket.skel.h
+nodist_gates_socket_libgatesocket_a_SOURCES = gates/socket/socket.skel.h \
+	gates/socket/records.skel.h
 gates_socket_libgatesocket_a_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 GATESOCKET_LIBS = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS) -lelf -lz

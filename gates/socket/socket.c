@@ -31,6 +31,7 @@
 #include "gate-socket.h"
 #include "socket-priv.h"
 #include "gates/socket/socket.skel.h"
+#include "gates/socket/records.skel.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC	0xcafe4a11
@@ -200,6 +201,74 @@ gs_drop_stale_pin(struct bpf_map *m, const char *path)
 	close(fd);
 }
 
+static int
+quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level, (void)fmt, (void)ap;
+	return 0;
+}
+
+/*
+ * The accept gates' accept records (records.bpf.c; socket.h, "Gated
+ * listeners"), loaded on our maps with fexit (only accepts pay) or, where
+ * the kernel refuses it (the try is quiet), the syscall exit tracepoints,
+ * and pinned unattached: an accept gate attaches them for as long as it
+ * runs (gates/accept/records.c), so they cost nothing while none does.
+ * The pins of the kind not loaded go. Without them the gates keep their
+ * listeners off the fast path: not fatal here.
+ */
+static void
+gs_load_records(struct gate_socket *g, uint32_t slots)
+{
+	static const char *const pins[] = {
+		VSD_PROG_ACCEPT_FEXIT, VSD_PROG_ACCEPT_TP, VSD_PROG_ACCEPT4_TP,
+	};
+	struct records_bpf *s = NULL;
+	struct bpf_program *progs[3];
+	char path[PATH_MAX];
+	int fexit, i, r = -1;
+
+	for (i = 0; i < 3; i++)
+		if (gs_path(g, path, sizeof(path), pins[i]) == 0)
+			unlink(path);
+	for (fexit = 1; fexit >= 0 && r < 0; fexit--) {
+		records_bpf__destroy(s);
+		if (fexit)
+			libbpf_set_print(quiet);
+		if (!(s = records_bpf__open())) {
+			bpf_log_init();
+			continue;
+		}
+		progs[0] = s->progs.vsd_accept_fexit;
+		progs[1] = s->progs.vsd_accept_tp;
+		progs[2] = s->progs.vsd_accept4_tp;
+		for (i = 0; i < 3; i++)
+			bpf_program__set_autoload(progs[i], fexit ? i == 0 : i > 0);
+		s->rodata->conns_mask = slots - 1;
+		if (bpf_map__reuse_fd(s->maps.vsd_conns, g->map_fd[GS_MAP_CONNS]) == 0 &&
+		    bpf_map__reuse_fd(s->maps.vsd_gated, g->map_fd[GS_MAP_GATED]) == 0 &&
+		    bpf_map__reuse_fd(s->maps.vsd_gports, g->map_fd[GS_MAP_GPORTS]) == 0 &&
+		    bpf_map__reuse_fd(s->maps.vsd_rings, g->map_fd[GS_MAP_RINGS]) == 0 &&
+		    bpf_map__reuse_fd(s->maps.vsd_ringctl, g->map_fd[GS_MAP_RINGCTL]) == 0)
+			r = records_bpf__load(s);
+		bpf_log_init();
+	}
+	for (i = 0; r == 0 && i < 3; i++) {
+		if (!bpf_program__autoload(progs[i]))
+			continue;
+		if (gs_path(g, path, sizeof(path), pins[i]) < 0 ||
+		    (r = bpf_program__pin(progs[i], path)) < 0)
+			log_warnx("socket gate: cannot pin %s: %s", path, strerror(-r));
+	}
+	if (r < 0)
+		log_warnx("socket gate: the kernel takes neither the fexit program nor the "
+			  "syscall tracepoints of the accept records: accept gates keep their "
+			  "listeners off the fast path");
+	else	/* the loop stepped past the kind that loaded */
+		log_info("socket gate: accept records by %s", fexit == 0 ? "fexit" : "tracepoint");
+	records_bpf__destroy(s);
+}
+
 /*
  * Loads the programs, reusing the pinned maps (libbpf checks that they
  * fit), so the connection table survives.  Where the same program is
@@ -272,6 +341,7 @@ gs_load(struct gate_socket *g)
 			goto out;
 		}
 	}
+	gs_load_records(g, bpf_map__max_entries(maps[GS_MAP_CONNS]));
 	if ((r = conntab_map(&g->conns, g->map_fd[GS_MAP_CONNS], 1)) < 0) {
 		log_warnx("socket gate: cannot map the connection table: %s", strerror(-r));
 		goto out;

@@ -25,6 +25,10 @@
 #define VSD_MAP_GPORTS		"vsd_gports"
 #define VSD_MAP_RINGS		"vsd_rings"
 #define VSD_MAP_RINGCTL		"vsd_ringctl"
+/* The accept records' programs (records.bpf.c), pinned unattached: */
+#define VSD_PROG_ACCEPT_FEXIT	"prog_accept_fexit"	/* or, where refused, */
+#define VSD_PROG_ACCEPT_TP	"prog_accept_tp"	/* syscalls:sys_exit_accept */
+#define VSD_PROG_ACCEPT4_TP	"prog_accept4_tp"	/* syscalls:sys_exit_accept4 */
 
 /*
  * Slots of the connection table, a power of two: 8 MB.  With the probe
@@ -291,9 +295,9 @@ struct vsd_connlim {
  * emptied.
  *
  * When a thread's accept returns a connection of a registered listener,
- * the accept gate's own programs (gates/accept/records.bpf.c, attached by
- * the gate while it runs, on these maps) append a second kind of record to
- * the same ring: the connection's cookie, the time, its VS as above, and
+ * the accept records' programs (records.bpf.c: vsd loads them on these maps
+ * and pins them unattached, VSD_PROG_ACCEPT_*; each accept gate attaches
+ * them while it runs) append a second kind of record to the same ring: the connection's cookie, the time, its VS as above, and
  * tid, the calling thread's id (in the initial PID namespace; never 0).
  * Accepts by the registering gate itself (its pid is the key's owner) are
  * not recorded, and an accept never wakes the gate.  So the gate knows

@@ -7,14 +7,16 @@
  * listener's ring, so the gate knows which connection each thread it let
  * through took, and whether it was of the VS the gate had bound it to.
  *
- * Loaded by the accept gate itself, on vsd's pinned maps, and attached only
- * while it runs (records.c): either program below, whichever the kernel
- * takes.  fexit on inet_csk_accept, TCP's accept for IPv4 and IPv6, costs
- * only accept calls; kernels locked down for integrity refuse fentry and
- * fexit programs, and some are built without kprobes, so the other is the
- * syscall exit tracepoints of accept and accept4, which every kernel we run
- * on has, and which make every system call on the machine take the slow
- * path while attached (vsctl-run(8), "The fast path").
+ * vsd loads them on its maps with the socket gate and pins them unattached
+ * (socket.c); each accept gate attaches them for as long as it runs
+ * (gates/accept/records.c), so they cost nothing while none does. One of
+ * two kinds, whichever the kernel takes: fexit on inet_csk_accept, TCP's
+ * accept for IPv4 and IPv6, costs only accept calls; kernels locked down
+ * for integrity refuse fentry and fexit programs (and some have no
+ * kprobes), so the other is the syscall exit tracepoints of accept and
+ * accept4, which every kernel we run on has, and which make every system
+ * call on the machine take the slow path while attached (vsctl-run(8),
+ * "The fast path").
  *
  * The connection's local port and namespace are its listener's; its
  * cookie was made by the socket gate's sockops program when it recorded

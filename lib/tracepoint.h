@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#ifndef VSD_TRACEPOINT_H
+#define VSD_TRACEPOINT_H
+
+/*
+ * Attach the loaded BPF program prog (BPF_PROG_TYPE_TRACEPOINT) to the
+ * tracepoint tp ("syscalls/sys_exit_accept4"), found in tracefs where
+ * libbpf looks: through a perf event on CPU 0 (a program on a tracepoint
+ * runs on every CPU). Returns the event's fd, which holds the attachment
+ * until closed, or -1 with errno set.
+ */
+int tracepoint_attach(int prog, const char *tp);
+
+#endif

@@ -265,7 +265,7 @@ gs_load_records(struct gate_socket *g, uint32_t slots)
 			  "syscall tracepoints of the accept records: accept gates keep their "
 			  "listeners off the fast path");
 	else	/* the loop stepped past the kind that loaded */
-		log_info("socket gate: accept records by %s", fexit == 0 ? "fexit" : "tracepoint");
+		log_debug("socket gate: accept records by %s", fexit == 0 ? "fexit" : "tracepoint");
 	records_bpf__destroy(s);
 }
 

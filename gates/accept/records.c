@@ -37,7 +37,7 @@ pinned(const char *pindir, const char *name)
 const char *
 records_start(const char *pindir)
 {
-	int p, q, ok;
+	int p, q, ok, fa;
 
 	if (strcmp(hook, "none") != 0)
 		return hook;
@@ -56,9 +56,14 @@ records_start(const char *pindir)
 		log_warnx("accept records: vsd pinned no programs in %s (see its log)", pindir);
 		return NULL;
 	}
-	/* the events' fds stay open: the attachments live as long as we do */
-	ok = tracepoint_attach(p, "syscalls/sys_exit_accept") >= 0 &&
-	    tracepoint_attach(q, "syscalls/sys_exit_accept4") >= 0;
+	/* the events' fds stay open: the attachments live as long as we do;
+	 * both or neither (one alone would tax every syscall for nothing) */
+	if ((fa = tracepoint_attach(p, "syscalls/sys_exit_accept")) >= 0 &&
+	    tracepoint_attach(q, "syscalls/sys_exit_accept4") < 0) {
+		close(fa);
+		fa = -1;
+	}
+	ok = fa >= 0;
 	if (!ok)
 		log_warn("accept records: attach to the syscall tracepoints");
 	close(p);

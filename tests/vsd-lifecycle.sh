@@ -81,4 +81,6 @@ vsd_stop
 left=0
 for d in $(cg_root_dirs "$VSD_ROOT"); do [ -e "$d" ] && left=$((left + 1)); done
 is "$left" 0 "vsd with no VSs removes its cgroup root on exit"
+# Under systemd the scope too, before vsd has exited (vsd waits for systemd).
+is "$(vsh_dirs | tr '\n' ' ')" "" "nothing of the instance is left once vsd has exited (scope included)"
 done_testing

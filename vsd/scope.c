@@ -51,6 +51,8 @@
 #define KEEPER_LEAF		".daemon"	/* the leaf vsd itself uses elsewhere */
 /* systemd-run under TCG takes a few seconds; a real host well under one. */
 #define SCOPE_START_TIMEOUT_MS	30000
+/* ... and removing an empty one, after the keeper has gone. */
+#define SCOPE_REMOVE_TIMEOUT_MS	10000
 
 int
 scope_wanted(const struct cg_ctx *cg)
@@ -219,6 +221,36 @@ scope_stop_keeper(pid_t keeper)
 		waitpid(keeper, NULL, WNOHANG);
 	}
 	close(pfd);
+}
+
+/*
+ * The keeper is gone and vsd has removed its own directories: systemd sees
+ * the scope empty and removes it (a moment later; seconds under TCG). Wait
+ * for that, so that nothing of the instance is left when vsd has exited.
+ */
+void
+scope_wait_removed(const char *vsroot)
+{
+	char dir[PATH_MAX], *slash;
+	uint64_t deadline = now_ms() + SCOPE_REMOVE_TIMEOUT_MS;
+	struct stat st;
+
+	/* A VS or vsd's own directory is left: the scope stays, rightly. */
+	if (stat(vsroot, &st) == 0)
+		return;
+	if (path_fmt(dir, sizeof(dir), "%s", vsroot) < 0 || !(slash = strrchr(dir, '/')) ||
+	    slash == dir)
+		return;
+	*slash = '\0';		/* <mnt>/vsd.slice/vsd-<root>.scope */
+	while (stat(dir, &st) == 0) {
+		if (now_ms() >= deadline) {
+			log_warnx("systemd has not removed %s within %d ms; "
+				  "`systemctl stop %s` does", dir, SCOPE_REMOVE_TIMEOUT_MS,
+				  strrchr(dir, '/') + 1);
+			return;
+		}
+		poll(NULL, 0, 10);
+	}
 }
 
 void

@@ -16,6 +16,9 @@ int scope_cgroup(const char *root, char *buf, size_t len);
 int scope_ensure(const char *root, const char *mnt, pid_t *keeper);
 /* vsd exits with no VS left: end the keeper, so that systemd removes the scope. */
 void scope_stop_keeper(pid_t keeper);
+/* ... then wait (10 s at most) until systemd has removed the scope, the
+ * parent of vsroot (<mnt>/vsd.slice/vsd-<root>.scope/<root>). */
+void scope_wait_removed(const char *vsroot);
 /* `vsd --keeper`: sleep until SIGTERM, holding the scope. Does not return. */
 void keeper_main(void) __attribute__((noreturn));
 

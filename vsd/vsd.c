@@ -177,6 +177,8 @@ release_empty(struct vsd *d)
 	if (d->cg.leaf_pid)
 		scope_stop_keeper(d->cg.leaf_pid);
 	cg_release(&d->cg);
+	if (d->cg.leaf_pid && d->cg.nhier > 0)
+		scope_wait_removed(d->cg.hier[0].base);
 	if (d->gate)
 		gate_socket_purge(d->gate);
 }

@@ -978,15 +978,18 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
  * or for FP_EXPECT_NS.
  */
 static void
-fp_settle(struct gate *g, struct service_thread *th, uint64_t now)
+fp_settle(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t now)
 {
-	struct gated_listener *o;
+	struct gated_listener *o = l;
 
-	for (o = g->listeners; o; o = o->next)
-		if (o->fp && o->fp->id == th->fp_id) {
-			fp_read(g, o, now);
-			break;
-		}
+	/* Mostly the listener it accepts on again; the id, not a pointer kept
+	 * in th, since a listener can go while a thread is let through. */
+	if (!o->fp || o->fp->id != th->fp_id)
+		for (o = g->listeners; o; o = o->next)
+			if (o->fp && o->fp->id == th->fp_id)
+				break;
+	if (o)
+		fp_read(g, o, now);
 	th->fp_id = 0;
 }
 
@@ -1003,7 +1006,7 @@ fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, u
 			direct_end(f);
 	}
 	if (th->fp_id)
-		fp_settle(g, th, now);
+		fp_settle(g, l, th, now);
 	return !l->wait_head && fp_let_through(g, l, th, id, now);
 }
 

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "tracepoint.h"
 
@@ -43,7 +44,7 @@ tracepoint_attach(int prog, const char *tp)
 {
 	struct perf_event_attr a = { .type = PERF_TYPE_TRACEPOINT, .size = sizeof(a),
 				     .sample_period = 1, .wakeup_events = 1 };
-	int id = tp_id(tp), fd, e;
+	int id = tp_id(tp), fd, link, e;
 
 	if (id < 0)
 		return -1;
@@ -51,11 +52,16 @@ tracepoint_attach(int prog, const char *tp)
 	fd = (int)syscall(SYS_perf_event_open, &a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog) < 0 || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
+	/* a BPF link (Linux 5.15), which holds the event: the link is all the
+	 * caller keeps, and others can find and share it by its program */
+	link = bpf_link_create(prog, fd, BPF_PERF_EVENT, NULL);
+	e = errno;
+	if (link >= 0 && ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) < 0) {
 		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
+		close(link);
+		link = -1;
 	}
-	return fd;
+	close(fd);
+	errno = e;
+	return link;
 }

@@ -6,8 +6,8 @@
  * Attach the loaded BPF program prog (BPF_PROG_TYPE_TRACEPOINT) to the
  * tracepoint tp ("syscalls/sys_exit_accept4"), found in tracefs where
  * libbpf looks: through a perf event on CPU 0 (a program on a tracepoint
- * runs on every CPU). Returns the event's fd, which holds the attachment
- * until closed, or -1 with errno set.
+ * runs on every CPU). Returns a BPF link's fd, which holds the attachment
+ * until closed, or -1 with errno set (EEXIST: prog is attached there already).
  */
 int tracepoint_attach(int prog, const char *tp);
 

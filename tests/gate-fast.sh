@@ -56,7 +56,8 @@ is "$(fast one mode) $(fast one listeners)" "on 1" "status: mode on, one listene
 # the accept records it follows its threads by: fexit where the kernel takes
 # it, else the syscall tracepoints (vsd --check says if the kernel has them)
 tp=$("$VSD" --check | awk '/^syscall tracepoints/ { print $4 }')
-diag "accept records by $(fast one records); vsd --check: syscall tracepoints $tp"
+REC=$(fast one records)
+diag "accept records by $REC; vsd --check: syscall tracepoints $tp"
 check "status: the accept records are attached ($(fast one records))" \
 	sh -c 'case $1 in fexit|tracepoint) exit 0;; esac; exit 1' - "$(fast one records)"
 
@@ -176,6 +177,29 @@ vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 50 > /dev/null
 is "$(fast off continued)/$(fast off direct)/$(fast off listeners)" "0/0/0" "off: nothing on the fast path"
 check "off: every connection handed over" [ "$(stat off handed)" -ge 50 ]
 stop
+
+# --- two gated services at once: each attaches the accept records (the
+# same programs: the second holds the first's links), and the records go on
+# for the second after the first has gone
+PORT2=$((10000 + $$ % 20000))
+start pair1 "" || fail "the first of two services starts"
+P1=$RUN
+"$VSCTL" run --home base --name pair2 -- "$SERVER" -p "$PORT2" > "$R/pair2.log" 2>&1 &
+P2=$!
+on_exit "kill $P2 2>/dev/null"
+wait_until running pair2 && wait_until quiet "$CLIENT" -p "$PORT2" -n 1 ||
+	fail "the second of two services starts"
+is "$(fast pair1 records)/$(fast pair2 records)" "$REC/$REC" \
+	"two gates at once: both have the accept records attached"
+RUN=$P1 stop
+c0=$(( $(fast pair2 continued) + $(fast pair2 direct) ))
+vsctl exec www1 -- "$CLIENT" -p "$PORT2" -n 100 -v > "$R/pair2"
+c1=$(( $(fast pair2 continued) + $(fast pair2 direct) ))
+is "$(count "$R/pair2" www1)" 100 "the second gate, the first gone: all 100 requests begin in www1"
+check "the second gate, the first gone: at least 95 of 100 accepts without a hand-over ($((c1 - c0)))" \
+	[ $((c1 - c0)) -ge 95 ]
+kill "$P2" 2>/dev/null
+wait "$P2" 2>/dev/null
 
 # --- a killed supervisor while a thread waits in the kernel: the guard
 # wakes it, its next accept fails (ENOSYS), the service ends and frees

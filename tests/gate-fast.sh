@@ -58,8 +58,8 @@ is "$(fast one mode) $(fast one listeners)" "on 1" "status: mode on, one listene
 tp=$("$VSD" --check | awk '/^syscall tracepoints/ { print $4 }')
 REC=$(fast one records)
 diag "accept records by $REC; vsd --check: syscall tracepoints $tp"
-check "status: the accept records are attached ($(fast one records))" \
-	sh -c 'case $1 in fexit|tracepoint) exit 0;; esac; exit 1' - "$(fast one records)"
+check "status: the accept records are attached ($REC)" \
+	sh -c 'case $1 in fexit|tracepoint) exit 0;; esac; exit 1' - "$REC"
 
 # --- a run of one VS, then another: the first request of the other may
 # begin where the thread sat, and that is counted; its work runs in its VS

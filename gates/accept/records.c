@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * The fast path's accept records (gates/socket/records.bpf.c): vsd loads
- * the programs and pins them unattached; we attach them for as long as we
- * run (the links go with the process; the first gate attaches them, the
- * others hold the same links, so they stay attached while any gate runs),
- * so they cost nothing while no gate runs: fexit on inet_csk_accept where vsd could load it, else the syscall
- * exit tracepoints of accept and accept4 (a perf event each, which keeps
- * every system call on the machine on the kernel's slow path while open).
+ * the programs and pins them unattached; the first gate attaches them and
+ * the others hold the same BPF links (attach(), link_of()), so they stay
+ * attached while any gate runs and cost nothing while none does: fexit on
+ * inet_csk_accept where vsd could load it, else the syscall exit
+ * tracepoints of accept and accept4 (a perf-event link each, which keeps
+ * every system call on the machine on the kernel's slow path while held).
  * Attaching needs what --user drops: fp_init() does it first.
  */
 #include "config.h"
@@ -87,7 +87,7 @@ attach(int prog, const char *tp)
 const char *
 records_start(const char *pindir)
 {
-	int p, q, fa = -1, fb = -1;
+	int p, q, fa;
 
 	if (strcmp(hook, "none") != 0)
 		return hook;
@@ -110,7 +110,7 @@ records_start(const char *pindir)
 	}
 	/* both or neither (one alone would tax every syscall for nothing) */
 	if ((fa = attach(p, "syscalls/sys_exit_accept")) >= 0 &&
-	    (fb = attach(q, "syscalls/sys_exit_accept4")) < 0) {
+	    attach(q, "syscalls/sys_exit_accept4") < 0) {
 		close(fa);
 		fa = -1;
 	}

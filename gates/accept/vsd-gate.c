@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/epoll.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -49,8 +50,11 @@
 #include "seccomp-compat.h"
 
 
-/* the supervisor's poll set; the listeners with waiters follow */
-enum { P_NOTIFY, P_SIGNAL, P_TIMER, P_STATUS, P_OUTPUT, P_HOLD, P_FIRST };
+/* the supervisor's poll set; the listeners with waiters follow. P_QUIET is
+ * an epoll fd holding the descriptors that seldom fire (signals, the tick,
+ * the status socket): poll() costs per descriptor, and it runs per accept */
+enum { P_NOTIFY, P_QUIET, P_OUTPUT, P_HOLD, P_FIRST };
+enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4 };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
@@ -243,6 +247,7 @@ struct supervisor {
 	sigset_t	 mask, oldmask;
 	struct start	 st;		/* the current run (st.notify_fd >= 0 while it lasts) */
 	int		 sfd, tfd, stfd;	/* signals, the tick timer, the status socket */
+	int		 qfd;		/* epoll of those three (P_QUIET) */
 	unsigned	 period;	/* the tick, ms */
 	int		 child_done, filter_gone, warm_started;
 	int		 stopping;	/* stop asked: no restart; leave once the run ends */
@@ -347,6 +352,14 @@ drop_privileges(struct supervisor *sv)
 }
 
 /* What lives as long as we do: signals, the tick, the status socket. */
+static int
+quiet_add(int qfd, int fd, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	return epoll_ctl(qfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
 static void
 loop_setup(struct supervisor *sv)
 {
@@ -370,6 +383,10 @@ loop_setup(struct supervisor *sv)
 		fatalx("--status %s: cannot open the status socket", sv->o.status);
 	sv->period = 100;
 	arm_timer(sv->tfd, sv->period);
+	if ((sv->qfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    quiet_add(sv->qfd, sv->sfd, Q_SIGNAL) < 0 || quiet_add(sv->qfd, sv->tfd, Q_TIMER) < 0 ||
+	    (sv->stfd >= 0 && quiet_add(sv->qfd, sv->stfd, Q_STATUS) < 0))
+		fatal("epoll");
 }
 
 /*
@@ -522,9 +539,7 @@ poll_set(struct supervisor *sv)
 	}
 	sv->pfd[P_NOTIFY] = (struct pollfd){ .fd = !running || sv->filter_gone ? -1 :
 	    sv->st.notify_fd, .events = POLLIN };
-	sv->pfd[P_SIGNAL] = (struct pollfd){ .fd = sv->sfd, .events = POLLIN };
-	sv->pfd[P_TIMER] = (struct pollfd){ .fd = sv->tfd, .events = POLLIN };
-	sv->pfd[P_STATUS] = (struct pollfd){ .fd = sv->stfd, .events = POLLIN };
+	sv->pfd[P_QUIET] = (struct pollfd){ .fd = sv->qfd, .events = POLLIN };
 	sv->pfd[P_OUTPUT] = (struct pollfd){ .fd = sv->st.out_fd, .events = POLLIN };
 	/* connections waiting for their FastCGI params (hold.c) */
 	sv->pfd[P_HOLD] = (struct pollfd){ .fd = running && sv->g.nheld ? sv->g.hold_epfd : -1,
@@ -623,13 +638,28 @@ on_tick(struct supervisor *sv)
 		arm_timer(sv->tfd, sv->period = np);
 }
 
+/* Which of the quiet descriptors are ready (Q_ flags). */
+static unsigned
+quiet_ready(int qfd)
+{
+	struct epoll_event ev[3];
+	unsigned r = 0;
+	int n, k;
+
+	n = epoll_wait(qfd, ev, 3, 0);
+	for (k = 0; k < n; k++)
+		r |= ev[k].data.u32;
+	return r;
+}
+
 /*
  * The event loop, until the service has exited for good and no task uses the
  * filter. poll(), not epoll: a task blocked in poll() on the notification fd
  * is woken with the waker's flags, so with SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
  * (--sync-wakeup; by default where the kernel has it) we run on the calling
  * thread's CPU;
- * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC).
+ * epoll's callback drops that flag (ep_poll_callback keeps only WF_SYNC), so
+ * the notification fd stays in poll() and only the quiet ones go to epoll.
  * Listeners are in the set only while a thread waits on them: no epoll_ctl
  * per accept either.
  */
@@ -639,6 +669,7 @@ serve(struct supervisor *sv)
 	while (!sv->done) {
 		size_t nl = poll_set(sv), k;
 		struct pollfd *pfd;
+		unsigned quiet;
 		int n;
 
 		/* a held connection's bound is checked on ticks (hold.c) */
@@ -654,6 +685,7 @@ serve(struct supervisor *sv)
 			continue;
 		}
 		pfd = sv->pfd;
+		quiet = pfd[P_QUIET].revents & POLLIN ? quiet_ready(sv->qfd) : 0;
 		/* listeners first: nothing below frees one before the next poll */
 		for (k = 0; k < nl; k++)
 			if (pfd[P_FIRST + k].revents)
@@ -668,11 +700,11 @@ serve(struct supervisor *sv)
 			close(sv->st.out_fd);
 			sv->st.out_fd = -1;
 		}
-		if (pfd[P_SIGNAL].revents & POLLIN)
+		if (quiet & Q_SIGNAL)
 			on_signals(sv);
-		if (pfd[P_TIMER].revents & POLLIN)
+		if (quiet & Q_TIMER)
 			on_tick(sv);
-		if (pfd[P_STATUS].revents & POLLIN)
+		if (quiet & Q_STATUS)
 			on_status(sv);
 		if (sv->st.notify_fd >= 0 && sv->child_done && sv->filter_gone)
 			run_end(sv);

@@ -11,9 +11,13 @@
  * capprm:...,capbnd:...,capamb:...,nnp:N" at the end of the line.
  *
  *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
- *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N]
+ *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N] [-S]
  *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
  *     -N        pass NULL address pointers to accept
+ *     -S        also listen on a second port (printed as "port2 N"); a
+ *               request with the word "swap" makes that listener take the
+ *               first one's descriptor number (dup2) once it is answered,
+ *               as a service that replaces its listener between accepts
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *
@@ -43,6 +47,7 @@
 
 static volatile sig_atomic_t stop;
 static long served, eagains, eintrs;
+static int lfd_main = -1, lfd_swap = -1;	/* -S */
 
 static void on_term(int s) { (void)s; stop = 1; }
 static void on_usr1(int s) { (void)s; }
@@ -196,6 +201,11 @@ serve(int fd, struct sockaddr_storage *ss, socklen_t sl, int have_addr)
 	while (write(fd, out, (size_t)n) < 0 && errno == EINTR)
 		;
 	close(fd);
+	if (lfd_swap >= 0 && strstr(req, " swap")) {
+		dup2(lfd_swap, lfd_main);
+		close(lfd_swap);
+		lfd_swap = -1;
+	}
 }
 
 static void
@@ -265,12 +275,12 @@ main(int argc, char **argv)
 	struct sockaddr_in sin = { .sin_family = AF_INET };
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
-	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i;
+	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i, two = 0;
 	long count = 0, port = 0;
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:N")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NS")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -285,8 +295,9 @@ main(int argc, char **argv)
 		case 'c': count = atol(optarg); break;
 		case 'p': port = atol(optarg); break;
 		case 'N': nulladdr = 1; break;
+		case 'S': two = 1; break;
 		default:
-			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N]\n");
+			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S]\n");
 			return 2;
 		}
 	}
@@ -320,6 +331,16 @@ main(int argc, char **argv)
 	if (strcmp(mode, "nonblock") == 0 || strcmp(mode, "evloop") == 0)
 		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	printf("port %s\n", where);
+	if (two && !udir) {
+		sin.sin_port = 0;
+		sl = sizeof(sin);
+		if ((lfd_swap = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+		    bind(lfd_swap, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd_swap, 4096) < 0)
+			return perror("-S: bind/listen"), 1;
+		getsockname(lfd_swap, (struct sockaddr *)&sin, &sl);
+		printf("port2 %d\n", ntohs(sin.sin_port));
+		lfd_main = lfd;
+	}
 	fflush(stdout);
 	if (nthr > 1) {
 		/* N threads of one process accept on the listener (until SIGTERM) */

@@ -105,6 +105,7 @@
 #define FP_GUARDS	64		/* listeners the guard can wake */
 #define FP_EVENTS	256		/* accept records read, not yet applied */
 #define FP_PROMISED	256		/* threads let through at once, at most */
+#define FP_TRUST	16		/* calls in a row on the model alone, at most */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -139,9 +140,14 @@ struct fp_listener {
 	struct vsd_arrival ev[FP_EVENTS];	/* accept records, in ring order */
 	unsigned nev;
 	int	 ev_lost;		/* more than FP_EVENTS in one read */
+	unsigned fd_moved;		/* accepts of threads let through for another listener */
+	unsigned trusted;		/* model trusted without the kernel's count, in a row */
 };
 
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
+
+static int q_find(struct fp_listener *f, uint64_t cookie);
+static void q_remove(struct fp_listener *f, unsigned i);
 
 static char pindir[PATH_MAX];
 static int gated_fd = -1, rings_fd = -1, opened, warned, accepts, fast_mode;
@@ -456,9 +462,26 @@ on_record(void *ctx, void *data, size_t len)
 		return 0;
 	if (a->tid) {		/* an accept: applied after the read (fp_sync) */
 		struct service_thread *th = thread_find((pid_t)a->tid);
+		int j;
 
-		if (!th || th->fp_id != f->id)
-			return 0;	/* not one we let through (a hand-over, ...) */
+		if (th && th->fp_id != f->id) {
+			/* not let through here: the connection has left the
+			 * queue all the same (a hand-over's was drained) */
+			if ((j = q_find(f, a->cookie)) >= 0)
+				q_remove(f, (unsigned)j);
+			else if (th->fp_id)
+				f->early[f->early_i++ % FP_EARLY] = a->cookie;
+			if (th->fp_id) {
+				/* let through for another listener, it took
+				 * one of ours: its descriptor names this one now */
+				f->fd_moved++;
+				th->last_l = NULL;
+				th->fd_seen = 0;
+			}
+			return 0;
+		}
+		if (!th)
+			return 0;	/* not one of the service's threads */
 		if (f->nev == FP_EVENTS)
 			f->ev_lost = 1;
 		else
@@ -760,6 +783,7 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 		if (!th || th->fp_id != f->id)
 			continue;
 		th->fp_id = 0;
+		th->fd_seen = f->id;	/* its descriptor was this listener then */
 		if (th == f->direct) {	/* before we had read its arrival */
 			struct gate_vs *v = vs_table_find(&g->tab, vs);
 
@@ -803,6 +827,8 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 	uint64_t dropped;
 
 	ring_buffer__consume(f->rb);
+	g->fp_fd_moved += f->fd_moved;
+	f->fd_moved = 0;
 	dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
 	if (dropped != f->dropped) {
 		f->dropped = dropped;
@@ -811,6 +837,32 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 	if (f->direct && f->qn > 0)
 		direct_took_head(g, l, now);
 	fp_events(g, l, now);
+}
+
+/*
+ * May fp_sync() take the model's count for the kernel's without asking it
+ * (TCP_INFO, about 0.7 us a call here)? While the latest FP_RUN arrivals
+ * and everything queued or promised are of one VS, for FP_TRUST calls in a
+ * row. The count guards against a connection queued whose record is yet to
+ * come: it would be of that VS too, unless the VS changes just then; then
+ * the thread let through for the head may take it, in the VS of the head:
+ * its accept record shows it (misordered), and the model is dropped (see
+ * the races above), as for a direct waiter. Every FP_TRUST calls the
+ * kernel's count is read, which also finds what the records cannot show
+ * (a process outside the gate accepting from the listener).
+ */
+static int
+model_trusted(const struct fp_listener *f)
+{
+	unsigned i;
+
+	if (f->run_len < FP_RUN || !f->run_vs || f->trusted >= FP_TRUST ||
+	    f->qn > FP_SCAN || (f->expect && f->expect_vs != f->run_vs))
+		return 0;
+	for (i = 0; i < f->qn; i++)
+		if (f->q[(f->qh + i) % QCAP].vs != f->run_vs)
+			return 0;
+	return 1;
 }
 
 /*
@@ -829,13 +881,20 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 
 	for (;;) {
 		fp_read(g, l, t);
-		if ((qlen = gate_backlog(l->fd)) < 0 || f->lost)
+		if (f->lost)
 			return -1;
 		if (f->expect && t - f->expect_t > FP_EXPECT_NS) {
 			f->expect = 0;	/* a thread let through died before its dequeue */
 			fp_lose(g, f);
 			return -1;
 		}
+		if (model_trusted(f)) {
+			f->trusted++;
+			return (int)(f->qn + f->expect);
+		}
+		f->trusted = 0;
+		if ((qlen = gate_backlog(l->fd)) < 0)
+			return -1;
 		/* equal, unless a record lags its connection (either kind: an
 		 * arrival or an accept), so that no connection is hidden */
 		d = qlen - (int)f->qn;
@@ -984,30 +1043,41 @@ fp_settle(struct gate *g, struct gated_listener *l, struct service_thread *th, u
 
 	/* Mostly the listener it accepts on again; the id, not a pointer kept
 	 * in th, since a listener can go while a thread is let through. */
-	if (!o->fp || o->fp->id != th->fp_id)
+	if (!o || !o->fp || o->fp->id != th->fp_id)
 		for (o = g->listeners; o; o = o->next)
 			if (o->fp && o->fp->id == th->fp_id)
 				break;
 	if (o)
 		fp_read(g, o, now);
+	th->fd_unseen = th->fp_id != 0;	/* fp_events() clears it for a record */
 	th->fp_id = 0;
+}
+
+/*
+ * th calls accept again, on whichever descriptor: it no longer waits in the
+ * kernel where it did (with the connection the ring told us of, or without:
+ * a signal, or its descriptor names another listener now), and what it took
+ * when let through is in that listener's ring by now.
+ */
+void
+fp_thread_settle(struct gate *g, struct service_thread *th)
+{
+	struct gated_listener *d = th->direct_l;
+	uint64_t now = now_ns();
+
+	if (d && d->fp && d->fp->direct == th) {
+		fp_sync(g, d, now);
+		if (d->fp->direct == th)
+			direct_end(d->fp);
+	}
+	if (th->fp_id)
+		fp_settle(g, th->last_l, th, now);
 }
 
 int
 fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t id)
 {
-	struct fp_listener *f = l->fp;
-	uint64_t now = now_ns();
-
-	if (f->direct == th) {
-		/* back without a connection the ring told us of: a signal */
-		fp_sync(g, l, now);
-		if (f->direct == th)
-			direct_end(f);
-	}
-	if (th->fp_id)
-		fp_settle(g, l, th, now);
-	return !l->wait_head && fp_let_through(g, l, th, id, now);
+	return !l->wait_head && fp_let_through(g, l, th, id, now_ns());
 }
 
 int
@@ -1082,4 +1152,10 @@ int
 fp_busy(const struct gated_listener *l)
 {
 	return l->fp && l->fp->expect > 0;
+}
+
+uint32_t
+fp_listener_id(const struct gated_listener *l)
+{
+	return l->fp ? l->fp->id : 0;
 }

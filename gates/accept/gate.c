@@ -142,6 +142,8 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
+	if (th->fp_id || th->direct_l)	/* before listener_get: it may confirm th's listener */
+		fp_thread_settle(g, th);
 	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
 	PROF_MARK(PROF_LISTENER);
 	if (!l || not_ours) {
@@ -206,12 +208,26 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 
 	*not_ours = 1;
 	/* fast path: the same fd as last time, still the same file (one kcmp
-	 * instead of pidfd_getfd + fstat + close) */
-	if (th->last_l && th->last_fd == fd &&
-	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
-		*not_ours = 0;
-		return th->last_l;
+	 * instead of pidfd_getfd + fstat + close); not even that when the
+	 * listener's ring has just shown the thread's last accept taking a
+	 * connection of this listener (fastpath.c, "The listener's identity") */
+	if (th->last_l && th->last_fd == fd) {
+		int seen = th->fd_seen && th->fd_seen == fp_listener_id(th->last_l);
+
+		th->fd_seen = 0;
+		if (seen || syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, fd, th->last_l->fd) == 0) {
+			th->fd_unseen = 0;
+			*not_ours = 0;
+			return th->last_l;
+		}
+		/* the number names another file now: if its last accept, let
+		 * through with no record seen, may have gone to that file, count
+		 * it (a listener not on the fast path writes no records) */
+		if (th->fd_unseen)
+			g->fp_fd_moved++;
 	}
+	th->fd_seen = 0;
+	th->fd_unseen = 0;
 	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
 		return NULL;	/* bad fd: the kernel will say EBADF */
 	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))

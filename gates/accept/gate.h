@@ -193,7 +193,10 @@ struct service_thread {
 	uint32_t cg2;		/* VS of its process's cgroup2 dir; 0 = unknown */
 	struct pending_accept *waiter;	/* its pending accept, if any */
 	int	 last_fd;	/* fd number of its last listener... */
-	struct gated_listener *last_l;	/* ...checked with kcmp() before reuse */
+	struct gated_listener *last_l;	/* ...checked with kcmp() before reuse, */
+	uint32_t fd_seen;	/* ...unless that listener's ring (fast path id) showed
+				 * the thread's last accept on it: then once not */
+	int	 fd_unseen;	/* let through, and no ring showed what it took */
 	/* charge.c: its CPU time at the last settling, and the VS that time
 	 * since goes to (0: none yet); /proc/.../schedstat, -1 until opened */
 	uint64_t cpu_mark;
@@ -315,7 +318,7 @@ struct gate {
 	 * records of connections no longer queued, threads let through that
 	 * took a connection of a VS other than the one they were bound to */
 	uint64_t fp_continued, fp_direct, fp_direct_cpu_ns, fp_direct_cpu_max;
-	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered;
+	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered, fp_fd_moved;
 	int	 fast;			/* enum gate_fast */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */
@@ -385,6 +388,9 @@ void fp_init(const char *conns_map, int mode);
 /* Register a TCP listener for the fast path; 0, or -1 (it is drained as before). */
 int fp_attach(struct gate *g, struct gated_listener *l);
 void fp_detach(struct gated_listener *l);
+/* th calls accept again: apply the record of what it took when let through,
+ * end its wait in the kernel. */
+void fp_thread_settle(struct gate *g, struct service_thread *th);
 /* th called accept on l (nobody else waits): 1 if answered here. */
 int fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t id);
 /* l or its ring is readable, or waiters wait: with serve, let them through
@@ -398,6 +404,8 @@ void fp_drain_done(struct gate *g, struct gated_listener *l);
 int fp_pollfd(const struct gated_listener *l);
 /* Threads let through have not all taken their connection yet. */
 int fp_busy(const struct gated_listener *l);
+/* l's id on the fast path (never 0), 0 if it is not on it. */
+uint32_t fp_listener_id(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
 
 /* --- records.c --- */

@@ -187,13 +187,13 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    "\"continued\": %llu, "
 	    "\"direct\": %llu, \"direct_moved\": %llu, "
 	    "\"direct_cpu_usec\": %llu, \"direct_cpu_max_usec\": %llu, \"resync\": %llu, "
-	    "\"stale\": %llu, \"misordered\": %llu, \"records\": \"%s\"}",
+	    "\"stale\": %llu, \"misordered\": %llu, \"fd_moved\": %llu, \"records\": \"%s\"}",
 	    gate_fast_name(g->fast), nfl, nik, (unsigned long long)g->fp_continued,
 	    (unsigned long long)g->fp_direct, (unsigned long long)g->fp_direct_moved,
 	    (unsigned long long)(g->fp_direct_cpu_ns / 1000),
 	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,
 	    (unsigned long long)g->fp_stale, (unsigned long long)g->fp_misordered,
-	    records_hook());
+	    (unsigned long long)g->fp_fd_moved, records_hook());
 	bind_stats(&nb, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, p50, p99, max);

@@ -161,6 +161,18 @@ for how in "-n 4" "-T 4"; do
 		"gate-server $how: accepted 5001 in all (with start's probe), none twice"
 done
 
+# --- a client that connects between the service's listen() and its first
+# accept (it knows the port once listen() returns) is served in its own VS:
+# the gate registers the listener with the socket gate at listen(), before
+# any connection is queued, not at the first accept
+"$VSCTL" run --home base --name late -- "$SERVER" -p "$PORT" -w 1500 > "$R/late.log" 2>&1 &
+RUN=$!
+wait_until grep -q "^port " "$R/late.log" || fail "the late-accepting service starts"
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 3 -v > "$R/late"
+is "$(count "$R/late" www1)/$(svc late "['vs']" | json '[v["served"] for v in d if v["name"] == "www1"]')" "3/[3]" \
+	"connected before the first accept: all 3 requests begin in www1, the gate counts 3 served for www1"
+stop
+
 # --- exact: no thread waits in the kernel, still no hand-over
 start exact exact || fail "the service starts with --fast exact"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 200 -v > "$R/exact"

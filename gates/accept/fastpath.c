@@ -152,6 +152,7 @@ static void q_remove(struct fp_listener *f, unsigned i);
 static char pindir[PATH_MAX];
 static int gated_fd = -1, rings_fd = -1, opened, warned, accepts, fast_mode;
 static uint32_t last_id;
+static uint64_t own_rings;	/* the rings our listeners hold (bit per ring) */
 static uint32_t *gports;
 static struct vsd_ringctl *ringctl;
 static size_t gports_len, ringctl_len;
@@ -433,14 +434,18 @@ ring_claim(const struct vsd_gated_key *mine)
 		prev = &k;
 		if (bpf_map_lookup_elem(gated_fd, &k, &v) < 0)
 			continue;
-		if (owner_alive(v.owner) && v.owner != (uint32_t)getpid()) {
+		if ((owner_alive(v.owner) && v.owner != (uint32_t)getpid()) ||
+		    (v.owner == (uint32_t)getpid() && v.ring < VSD_RINGS_MAX &&
+		    (own_rings & (1ull << v.ring)))) {
+			/* another gate's, or another listener of ours */
 			if (memcmp(&k, mine, sizeof(k)) == 0)
 				return -1;
 			if (v.ring < VSD_RINGS_MAX)
 				used |= 1ull << v.ring;
 			continue;
 		}
-		/* its gate is gone (or it is our own leftover): forget it */
+		/* its gate is gone (or it is the leftover of a gate that had our
+		 * PID): forget it */
 		if (bpf_map_delete_elem(gated_fd, &k) == 0 && k.port < 65536 && gports[k.port])
 			__atomic_fetch_sub(&gports[k.port], 1, __ATOMIC_SEQ_CST);
 		prev = NULL;	/* the walk starts again: the key is gone */
@@ -551,6 +556,7 @@ fp_attach(struct gate *g, struct gated_listener *l)
 	if (bpf_map_update_elem(gated_fd, &f->key, &v, BPF_NOEXIST) < 0)
 		goto fail_unlock;
 	__atomic_fetch_add(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
+	own_rings |= 1ull << f->ring;
 	close(lk);
 	f->guard = guard_slot(l);
 	l->fp = f;
@@ -581,6 +587,7 @@ fp_detach(struct gated_listener *l)
 	    bpf_map_delete_elem(gated_fd, &f->key) == 0 && gports[f->key.port])
 		__atomic_fetch_sub(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
 	bpf_map_delete_elem(rings_fd, &f->ring);
+	own_rings &= ~(1ull << f->ring);
 	if (lk >= 0)
 		close(lk);
 	if (f->direct)

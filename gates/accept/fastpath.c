@@ -58,12 +58,22 @@
  * - a thread killed between our CONTINUE and its dequeue, or interrupted:
  *   another thread takes the promised connection (threads let through
  *   together may take each other's), or, if none does within FP_EXPECT_NS,
- *   the promise is forgotten, the model dropped and the drain takes over.
+ *   the promise is forgotten, the model dropped and the drain takes over;
+ * - the listener's identity: gate.c knows a thread's listener by its
+ *   descriptor number, checked with kcmp() before reuse, except right
+ *   after the listener's ring showed the thread's previous accept taking
+ *   one of its connections (fd_seen). A service that puts another socket
+ *   on that number in between has its next accept taken for the old
+ *   listener's: that request, counted (fd_moved) from the other listener's
+ *   record (on_record), or at the following accept when kcmp finds the
+ *   number changed and no record had come (fd_unseen);
+ * - the kernel's count (TCP_INFO) is asked only every FP_TRUST + 1 calls
+ *   while the model is of one VS: model_trusted() says what that costs.
  * The kernel hands out each connection once whatever we believe: a wrong
  * belief misattributes, it never loses or doubles a connection, and every
- * misattributed request is one the gate counts (direct_moved, misordered),
- * unless records were lost (a full ring, counted by the socket gate; the
- * model is dropped then too).
+ * misattributed request is one the gate counts (direct_moved, misordered,
+ * fd_moved), unless records were lost (a full ring, counted by the socket
+ * gate; the model is dropped then too).
  */
 #include "config.h"
 

@@ -257,7 +257,7 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 	/* fast path: the same fd as last time, still the same file (one kcmp
 	 * instead of pidfd_getfd + fstat + close); not even that when the
 	 * listener's ring has just shown the thread's last accept taking a
-	 * connection of this listener (fastpath.c, "The listener's identity") */
+	 * connection of this listener (fastpath.c, "the listener's identity") */
 	if (th->last_l && th->last_fd == fd) {
 		int seen = th->fd_seen && th->fd_seen == fp_listener_id(th->last_l);
 

@@ -66,9 +66,7 @@
  *   on that number in between has its next accept taken for the old
  *   listener's: that request, counted (fd_moved) from the other listener's
  *   record (on_record), or at the following accept when kcmp finds the
- *   number changed and no record had come (fd_unseen);
- * - the kernel's count (TCP_INFO) is asked only every FP_TRUST + 1 calls
- *   while the model is of one VS: model_trusted() says what that costs.
+ *   number changed and no record had come (fd_unseen).
  * The kernel hands out each connection once whatever we believe: a wrong
  * belief misattributes, it never loses or doubles a connection, and every
  * misattributed request is one the gate counts (direct_moved, misordered,
@@ -115,7 +113,6 @@
 #define FP_GUARDS	64		/* listeners the guard can wake */
 #define FP_EVENTS	256		/* accept records read, not yet applied */
 #define FP_PROMISED	256		/* threads let through at once, at most */
-#define FP_TRUST	16		/* calls in a row on the model alone, at most */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -151,7 +148,6 @@ struct fp_listener {
 	unsigned nev;
 	int	 ev_lost;		/* more than FP_EVENTS in one read */
 	unsigned fd_moved;		/* accepts of threads let through for another listener */
-	unsigned trusted;		/* model trusted without the kernel's count, in a row */
 };
 
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
@@ -857,32 +853,6 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 }
 
 /*
- * May fp_sync() take the model's count for the kernel's without asking it
- * (TCP_INFO, about 0.7 us a call here)? While the latest FP_RUN arrivals
- * and everything queued or promised are of one VS, for FP_TRUST calls in a
- * row. The count guards against a connection queued whose record is yet to
- * come: it would be of that VS too, unless the VS changes just then; then
- * the thread let through for the head may take it, in the VS of the head:
- * its accept record shows it (misordered), and the model is dropped (see
- * the races above), as for a direct waiter. Every FP_TRUST calls the
- * kernel's count is read, which also finds what the records cannot show
- * (a process outside the gate accepting from the listener).
- */
-static int
-model_trusted(const struct fp_listener *f)
-{
-	unsigned i;
-
-	if (f->run_len < FP_RUN || !f->run_vs || f->trusted >= FP_TRUST ||
-	    f->qn > FP_SCAN || (f->expect && f->expect_vs != f->run_vs))
-		return 0;
-	for (i = 0; i < f->qn; i++)
-		if (f->q[(f->qh + i) % QCAP].vs != f->run_vs)
-			return 0;
-	return 1;
-}
-
-/*
  * fp_read, then: the kernel's queue length, or -1 when the model does not
  * match it. A record lags its connection by a softirq's or an accept
  * call's few microseconds on another CPU: a mismatch is read again for up to
@@ -905,11 +875,6 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 			fp_lose(g, f);
 			return -1;
 		}
-		if (model_trusted(f)) {
-			f->trusted++;
-			return (int)(f->qn + f->expect);
-		}
-		f->trusted = 0;
 		if ((qlen = gate_backlog(l->fd)) < 0)
 			return -1;
 		/* equal, unless a record lags its connection (either kind: an

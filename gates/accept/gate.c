@@ -221,28 +221,37 @@ handle_listen(struct gate *g)
 	struct gated_listener *l;
 	int sfd, is_new, not_ours, dom;
 
-	if (g->fast == GATE_FAST_OFF || !(th = thread_get((pid_t)req->pid, &is_new)) ||
-	    (is_new && !id_valid(g, req->id)) ||
-	    (sfd = pidfd_getfd(th->pidfd, (int)req->data.args[0], 0)) < 0) {
+	if (g->fast == GATE_FAST_OFF || !(th = thread_get((pid_t)req->pid, &is_new))) {
 		let_through(g, req->id);	/* the kernel gives its answer */
 		return;
+	}
+	if ((is_new && !id_valid(g, req->id)) ||
+	    (sfd = pidfd_getfd(th->pidfd, (int)req->data.args[0], 0)) < 0) {
+		let_through(g, req->id);
+		goto out;
 	}
 	if ((dom = listener_family(sfd)) != AF_INET && dom != AF_INET6) {
 		close(sfd);
 		let_through(g, req->id);
-		return;
+		goto out;
 	}
 	if (listen(sfd, (int)req->data.args[1]) < 0) {
 		/* the service's own call gives the kernel's answer, with its
 		 * rights (ours may be fewer); registered at its first accept */
 		close(sfd);
 		let_through(g, req->id);
-		return;
+		goto out;
 	}
 	close(sfd);
 	if ((l = listener_get(g, th, (int)req->data.args[0], &not_ours)) && !not_ours)
 		l->last_use = now_ns();	/* not collected before its first accept */
 	respond(g, req->id, 0, 0);
+out:
+	/* a thread that only listened is not one the gate serves: kept, it
+	 * would count as a sibling busy serving (thread_siblings_busy()), and
+	 * on pure cgroup2 no idle thread of its process would go home */
+	if (is_new)
+		thread_forget(th);
 }
 
 static struct gated_listener *

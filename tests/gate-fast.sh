@@ -168,18 +168,6 @@ for how in "-n 4" "-T 4"; do
 		"gate-server $how: accepted 5001 in all (with start's probe), none twice"
 done
 
-# --- a client that connects between the service's listen() and its first
-# accept (it knows the port once listen() returns) is served in its own VS:
-# the gate registers the listener with the socket gate at listen(), before
-# any connection is queued, not at the first accept
-"$VSCTL" run --home base --name late -- "$SERVER" -p "$PORT" -w 1500 > "$R/late.log" 2>&1 &
-RUN=$!
-wait_until grep -q "^port " "$R/late.log" || fail "the late-accepting service starts"
-vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 3 -v > "$R/late"
-is "$(count "$R/late" www1)/$(svc late "['vs']" | json '[v["served"] for v in d if v["name"] == "www1"]')" "3/[3]" \
-	"connected before the first accept: all 3 requests begin in www1, the gate counts 3 served for www1"
-stop
-
 # --- exact: no thread waits in the kernel, still no hand-over
 start exact exact || fail "the service starts with --fast exact"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 200 -v > "$R/exact"
@@ -218,14 +206,15 @@ check "the second gate, the first gone: at least 95 of 100 accepts without a han
 kill "$P2" 2>/dev/null
 wait "$P2" 2>/dev/null
 
-# --- a service with two listeners (both registered at their listen(), each
-# with its own ring: a second registration used to take the first's) that
-# puts the second on the first's descriptor number between two accepts
-# (dup2): the gate takes a thread's listener from the accept record of its
-# last accept instead of asking the kernel (kcmp) every time, so the first
-# accept after the swap may be taken for the old listener's: at most that
-# request begins in the VS the old one would have served (www1), and the
-# status counts it (fd_moved); nothing is lost or doubled
+# --- a service that puts a second listener on its listener's descriptor
+# number between two accepts (dup2): the gate takes a thread's listener
+# from the accept record of its last accept instead of asking the kernel
+# (kcmp) every time, so the first accept after the swap may be taken for
+# the old listener's: at most that request begins in the VS the old one
+# would have served (www1), and the status counts it (fd_moved); nothing
+# is lost or doubled. (The gate registers the new listener at its first
+# accept: a connection queued before is served at home, as for any
+# listener's first.)
 start swap "" -S || fail "the swapping service starts"
 SP2=$(awk '/^port2 /{print $2; exit}' "$R/swap.log")
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 -v > "$R/swap1"
@@ -234,10 +223,11 @@ is "$(count "$R/swap1" www1)" 21 "swap: the 21 requests before the swap begin in
 vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 30 -v > "$R/swap2"
 is "$(grep -c '^ok 30 bad 0' "$R/swap2")" 1 "swap: the 30 requests to the new listener are answered once each"
 wrong=$(count "$R/swap2" www1) fdm=$(fast swap fd_moved)
-diag "swap: of 30, $(count "$R/swap2" www2) began in www2, $wrong in www1; fd_moved $fdm"
+diag "swap: of 30, $(count "$R/swap2" www2) began in www2, $wrong in www1, $(count "$R/swap2" base) at home; fd_moved $fdm"
 check "swap: at most one request begins in the old listener's VS ($wrong)" [ "$wrong" -le 1 ]
 check "swap: each is counted (fd_moved $fdm >= $wrong), once (<= 1)" [ "${fdm:-0}" -ge "$wrong" -a "${fdm:-9}" -le 1 ]
-is "$(( $(count "$R/swap2" www2) + wrong ))" 30 "swap: the others begin in www2"
+check "swap: the others begin in www2, or at home before the gate knows the listener (at most 2)" \
+	[ $(( 30 - $(count "$R/swap2" www2) - wrong )) -le 2 ]
 n=$(unhanded swap www2 "${SP2:-0}" 30 "$R/swap3")
 is "$(count "$R/swap3" www2)" 30 "swap: then all 30 begin in www2"
 check "swap: the new listener is on the fast path ($n of 30 without a hand-over)" [ "$n" -ge 25 ]

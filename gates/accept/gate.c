@@ -81,7 +81,6 @@ static void let_through(struct gate *g, uint64_t id);
 static int id_valid(struct gate *g, uint64_t id);
 static void waiter_del(struct gate *g, struct pending_accept *w);
 static void handle_socket(struct gate *g);
-static void handle_listen(struct gate *g);
 static void tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now);
 static void forget_listener(struct service_thread *th, void *l);
 static void drop_listener(struct gated_listener *l);
@@ -111,9 +110,6 @@ gate_notify(struct gate *g)
 		break;
 	case SYS_socket:
 		handle_socket(g);
-		break;
-	case SYS_listen:
-		handle_listen(g);
 		break;
 	default:
 		let_through(g, req->id);
@@ -200,58 +196,6 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, w->id, -EAGAIN, 0);
 		waiter_del(g, w);
 	}
-}
-
-/*
- * listen(): a TCP socket is registered with the socket gate (fastpath.c)
- * before it can queue a connection, since the socket gate records a
- * connecting side only for a port that has a gated listener, and a
- * connection not recorded is served at home. Registered at the service's
- * first accept instead, a client that connected in between (it knows the
- * port once listen() returns) was served at home. So we listen on our dup
- * (the same socket), register it, and answer for the call; anything but a
- * TCP socket goes through unchanged, and so does a call our listen() fails
- * for. A client that knew the port before (a fixed one) may still connect
- * in the microseconds between our listen() and the registration.
- */
-static void
-handle_listen(struct gate *g)
-{
-	struct service_thread *th;
-	struct gated_listener *l;
-	int sfd, is_new, not_ours, dom;
-
-	if (g->fast == GATE_FAST_OFF || !(th = thread_get((pid_t)req->pid, &is_new))) {
-		let_through(g, req->id);	/* the kernel gives its answer */
-		return;
-	}
-	if ((is_new && !id_valid(g, req->id)) ||
-	    (sfd = pidfd_getfd(th->pidfd, (int)req->data.args[0], 0)) < 0) {
-		let_through(g, req->id);
-		goto out;
-	}
-	if ((dom = listener_family(sfd)) != AF_INET && dom != AF_INET6) {
-		close(sfd);
-		let_through(g, req->id);
-		goto out;
-	}
-	if (listen(sfd, (int)req->data.args[1]) < 0) {
-		/* the service's own call gives the kernel's answer, with its
-		 * rights (ours may be fewer); registered at its first accept */
-		close(sfd);
-		let_through(g, req->id);
-		goto out;
-	}
-	close(sfd);
-	if ((l = listener_get(g, th, (int)req->data.args[0], &not_ours)) && !not_ours)
-		l->last_use = now_ns();	/* not collected before its first accept */
-	respond(g, req->id, 0, 0);
-out:
-	/* a thread that only listened is not one the gate serves: kept, it
-	 * would count as a sibling busy serving (thread_siblings_busy()), and
-	 * on pure cgroup2 no idle thread of its process would go home */
-	if (is_new)
-		thread_forget(th);
 }
 
 static struct gated_listener *

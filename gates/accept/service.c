@@ -65,8 +65,7 @@ load_filter(int want_socket)
 	if (geteuid() == 0)
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept), 0)) < 0 ||
-	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0)) < 0 ||
-	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0)
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0)) < 0)
 		goto out;
 	if (want_socket &&
 	    ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,

@@ -868,15 +868,13 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 
 	for (;;) {
 		fp_read(g, l, t);
-		if (f->lost)
+		if ((qlen = gate_backlog(l->fd)) < 0 || f->lost)
 			return -1;
 		if (f->expect && t - f->expect_t > FP_EXPECT_NS) {
 			f->expect = 0;	/* a thread let through died before its dequeue */
 			fp_lose(g, f);
 			return -1;
 		}
-		if ((qlen = gate_backlog(l->fd)) < 0)
-			return -1;
 		/* equal, unless a record lags its connection (either kind: an
 		 * arrival or an accept), so that no connection is hidden */
 		d = qlen - (int)f->qn;

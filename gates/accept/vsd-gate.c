@@ -351,7 +351,7 @@ drop_privileges(struct supervisor *sv)
 	    sv->o.pu.user, sv->o.pu.group);
 }
 
-/* What lives as long as we do: signals, the tick, the status socket. */
+/* fd into the quiet set (P_QUIET), reported as tag */
 static int
 quiet_add(int qfd, int fd, uint32_t tag)
 {
@@ -360,6 +360,7 @@ quiet_add(int qfd, int fd, uint32_t tag)
 	return epoll_ctl(qfd, EPOLL_CTL_ADD, fd, &ev);
 }
 
+/* What lives as long as we do: signals, the tick, the status socket. */
 static void
 loop_setup(struct supervisor *sv)
 {

@@ -29,6 +29,7 @@
 
 #include "lib/cgroup.h"
 #include "lib/util.h"
+#include "lib/tracepoint.h"
 #include "features.h"
 #include "scope.h"
 
@@ -140,24 +141,16 @@ probe_cgroup_kill(const struct cg_ctx *cg)
 
 /*
  * The syscall exit tracepoint of accept4 (the accept gate's records where
- * the kernel refuses fexit, gates/accept/records.bpf.c) where libbpf looks
- * for it: tracefs, or tracefs under debugfs. -1: not ours to see.
+ * the kernel refuses fexit, gates/accept/records.bpf.c), found the way the
+ * gate finds it (lib/tracepoint.h: tracefs, or a private mount of it).
+ * -1: not ours to see (no tracefs mounted, and no privilege to mount it).
  */
 static int
 probe_accept_tracepoint(void)
 {
-	static const char *const dirs[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
-	char p[128];
-	size_t i;
-	int denied = 0;
-
-	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
-		snprintf(p, sizeof(p), "%s/events/syscalls/sys_exit_accept4", dirs[i]);
-		if (access(p, F_OK) == 0)
-			return 1;
-		denied |= errno == EACCES;
-	}
-	return denied ? -1 : 0;
+	if (tracepoint_id("syscalls/sys_exit_accept4") >= 0)
+		return 1;
+	return geteuid() == 0 ? 0 : -1;
 }
 
 /* "favordynmods" among the cgroup2 mount's options. */

@@ -616,6 +616,11 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 			if (bind_thread(th, v) == 1)
 				charge_settle(g, th);
 		}
+	} else if (r < 0) {
+		/* the kernel refused the move (counted, logged by rebind.c): the
+		 * work runs, and is charged, where the thread is */
+		cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
+		return cur ? cur : vs_table_find(&g->tab, g->home);
 	}
 	return v;
 }

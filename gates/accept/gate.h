@@ -233,7 +233,8 @@ int bind_init(int pure_v2, enum cg2_mode mode);
  * fallback, forced on a newer kernel to measure it). */
 void bind_pidfd_thread(int on);
 /* Re-binding times (µs) over the last 4096 moves. */
-void bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max);
+void bind_stats(uint64_t *count, uint64_t *failed, unsigned *p50, unsigned *p99,
+    unsigned *max);
 /* The thread behind a notification; a fresh pidfd if the cached one has died. */
 struct service_thread *thread_get(pid_t tid, int *is_new);
 /* The thread we know by that id, without opening or checking anything. */

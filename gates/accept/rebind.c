@@ -62,6 +62,7 @@ static uint64_t nmoves;
 #define BIND_RING	4096
 static uint32_t bind_us_ring[BIND_RING];
 static uint64_t nbinds;
+static uint64_t nfailed;	/* moves the kernel refused, for a reason other than a gone VS */
 
 int
 bind_init(int v2, enum cg2_mode mode)
@@ -80,12 +81,13 @@ cmp_u32(const void *a, const void *b)
 }
 
 void
-bind_stats(uint64_t *count, unsigned *p50, unsigned *p99, unsigned *max)
+bind_stats(uint64_t *count, uint64_t *failed, unsigned *p50, unsigned *p99, unsigned *max)
 {
 	static uint32_t tmp[BIND_RING];
 	size_t n = nbinds < BIND_RING ? nbinds : BIND_RING;
 
 	*count = nbinds;
+	*failed = nfailed;
 	*p50 = *p99 = *max = 0;
 	if (!n)
 		return;
@@ -288,8 +290,13 @@ move(struct gate_vs *v, enum cg_kind h, pid_t pid)
 
 	if (!v->dir[h])
 		return -ENOENT;
-	if ((r = cg_move_fast(v->dir[h], h == CG_KIND_UNIFIED, pid, &v->fd_move[h])) < 0)
+	if ((r = cg_move_fast(v->dir[h], h == CG_KIND_UNIFIED, pid, &v->fd_move[h])) < 0) {
+		/* a VS gone under us is the caller's to handle; anything else
+		 * is counted, and told for the first few */
+		if (r != -ENOENT && r != -ENODEV && nfailed++ < 10)
+			log_warnx("cannot move %d into %s: %s", (int)pid, v->dir[h], strerror(-r));
 		return r;
+	}
 	nmoves++;
 	rcu_warm_kick();
 	return 0;

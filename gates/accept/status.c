@@ -118,7 +118,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	struct thr_ctx x = { g, b, 0 };
 	unsigned p50, p99, max;
-	uint64_t nb, wn;
+	uint64_t nb, nfail, wn;
 	size_t nfl, nik;
 	pid_t wpid;
 	size_t i;
@@ -194,9 +194,10 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,
 	    (unsigned long long)g->fp_stale, (unsigned long long)g->fp_misordered,
 	    (unsigned long long)g->fp_fd_moved, records_hook());
-	bind_stats(&nb, &p50, &p99, &max);
-	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"p50_us\": %u, \"p99_us\": %u, \"max_us\": %u}",
-	    (unsigned long long)nb, p50, p99, max);
+	bind_stats(&nb, &nfail, &p50, &p99, &max);
+	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"failed\": %llu, \"p50_us\": %u, "
+	    "\"p99_us\": %u, \"max_us\": %u}",
+	    (unsigned long long)nb, (unsigned long long)nfail, p50, p99, max);
 	wpid = rcu_warm_stats(&wn);
 	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
 	    (unsigned long long)wn);

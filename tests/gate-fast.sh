@@ -5,7 +5,9 @@
 # the kernel, the three modes, what a change of VS costs, the races (no
 # connection lost or doubled, every misattribution seen and counted by the
 # gate, at most one per race), a listener swapped under its descriptor
-# number, and a killed supervisor with a thread waiting in the kernel.
+# number, a listener idle for seconds that stays registered while its
+# thread serves or waits in the kernel, and a killed supervisor with a
+# thread waiting in the kernel.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server
@@ -231,6 +233,39 @@ check "swap: the others begin in www2, or at home before the gate knows the list
 n=$(unhanded swap www2 "${SP2:-0}" 30 "$R/swap3")
 is "$(count "$R/swap3" www2)" 30 "swap: then all 30 begin in www2"
 check "swap: the new listener is on the fast path ($n of 30 without a hand-over)" [ "$n" -ge 25 ]
+stop
+
+# --- a listener with no accept for longer than the gate keeps an unused
+# one (5 s, GATE_LISTEN_GC_MS) stays registered while its thread serves a
+# request and while it waits in the kernel: connections that come then are
+# recorded, and served in their VS (once they were served at home)
+start idle "" || fail "the gated service starts"
+sleep 5.5
+touch "$R/idle.hold"
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -v -r "hold $R/idle.hold" > "$R/idle1" &
+c1=$!
+sleep 0.6	# the gate's slow tick, which drops unused listeners, runs every 100 ms
+is "$(fast idle listeners)" 1 "idle 5.5 s, then a request being served: the listener stays on the fast path"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 1 -v > "$R/idle2" &
+c2=$!
+sleep 0.3
+rm -f "$R/idle.hold"
+wait "$c1" "$c2"
+is "$(count "$R/idle1" www1)/$(count "$R/idle2" www2)" 1/1 \
+	"a connection that came while it served is served in its VS (www2)"
+# a run of one VS: the thread waits in the kernel; idle, the listener stays
+vsctl exec www1 -- sh -c "for i in \$(seq 12); do '$CLIENT' -p $PORT -n 1; done" > /dev/null
+idle_in_kernel() { [ "$(fast idle in_kernel)" = 1 ]; }
+check "a thread waits in the kernel" wait_until idle_in_kernel
+m=$(fast idle direct_moved)
+sleep 5.5
+is "$(fast idle listeners)/$(fast idle in_kernel)" 1/1 "idle 5.5 s with a thread in the kernel: the listener stays on the fast path"
+vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 1 -v > "$R/idle3"
+m2=$(fast idle direct_moved)
+diag "www2's request after the idle time: $(count "$R/idle3" www2) in www2, direct_moved $m -> $m2"
+check "www2's request then begins in www2, or the gate counts it (direct_moved)" \
+	[ "$(count "$R/idle3" www2)" = 1 -o "$m2" -gt "$m" ]
+is "$(svc idle "['rebind']['failed']")" 0 "no move was refused (status rebind.failed)"
 stop
 
 # --- a killed supervisor while a thread waits in the kernel: the guard

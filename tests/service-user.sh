@@ -59,7 +59,10 @@ svc() {
 }
 wait_until() { for _i in $(seq 200); do "$@" && return 0; sleep 0.05; done; return 1; }
 running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
-served_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]"; }
+served_in() {
+	[ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]" ||
+		{ echo "the answers (${1##*/}):"; cat "$1"; return 1; }
+}
 # creds_are FILE UID GID: every answer's creds= says uid, gid, no caps, NNP
 creds_are() {
 	[ -s "$1" ] && ! grep "^[0-9]" "$1" | grep -qv \

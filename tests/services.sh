@@ -14,7 +14,10 @@ need_gate_server
 rules_dir
 
 # served_in FILE VS: every answer in FILE came from a thread in VS
-served_in() { [ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]"; }
+served_in() {
+	[ -s "$1" ] && ! grep -v "cg=[^ ]*/$VSH_ROOT/$2 " "$1" | grep -q "^[0-9]" ||
+		{ echo "the answers (${1##*/}):"; cat "$1"; return 1; }
+}
 # where FILE: the VSs the answers in FILE came from, in order, one per answer
 where() { sed -n "s|.* cg=[^ ]*/$VSH_ROOT/\([^ ]*\) .*|\1|p" "$1" | tr '\n' ' ' | sed 's/ $//'; }
 
@@ -56,6 +59,8 @@ vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c1"
 vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 5 -v > "$R/c2"
 check "www1's requests are served in www1" served_in "$R/c1" www1
 check "www2's requests are served in www2" served_in "$R/c2" www2
+{ served_in "$R/c1" www1 && served_in "$R/c2" www2; } >/dev/null ||
+	{ diag "the gate's status: $(vsctl services --json)" "its log:"; logs echo | tail -20 | sed 's/^/#   /'; }
 
 # --- killed: back at the first back-off step (100 ms; 10 s allows for a
 # slow VM, and is still far under the 30 s cap), the restart counted

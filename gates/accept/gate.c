@@ -84,6 +84,7 @@ static void handle_socket(struct gate *g);
 static void tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now);
 static void forget_listener(struct service_thread *th, void *l);
 static void drop_listener(struct gated_listener *l);
+static int listener_in_use(const struct gated_listener *l);
 
 int
 gate_notify(struct gate *g)
@@ -570,6 +571,7 @@ handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
 		if (v)
 			v->served++;
 		g->handed++;
+		l->last_use = now_ns();
 		close(c->fd);
 		PROF_MARK(PROF_CLOSE);
 		free(c);
@@ -890,8 +892,9 @@ gate_tick(struct gate *g)
 		for (pl = &g->listeners; (l = *pl);) {
 			tick_waiters(g, l, now);
 			if (!l->wait_head && !l->queued && !l->held &&
-			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull) {
-				*pl = l->next;	/* the service may have closed it */
+			    now - l->last_use > GATE_LISTEN_GC_MS * 1000000ull &&
+			    !listener_in_use(l)) {
+				*pl = l->next;	/* the service has closed it */
 				drop_listener(l);
 				continue;
 			}
@@ -936,6 +939,37 @@ forget_listener(struct service_thread *th, void *l)
 {
 	if (th->last_l == l)
 		th->last_l = NULL;
+}
+
+struct in_use {
+	const struct gated_listener *l;
+	int yes;
+};
+
+static void
+in_use_by(struct service_thread *th, void *arg)
+{
+	struct in_use *u = arg;
+
+	if (!u->yes && th->last_l == u->l &&
+	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, th->last_fd, u->l->fd) == 0)
+		u->yes = 1;
+}
+
+/*
+ * Does a thread that accepted on l still have it at that descriptor? Then
+ * l is the service's still, however long ago its last accept came: the
+ * thread may be serving a long request, or waiting in the kernel's accept
+ * (fastpath.c), and a listener dropped meanwhile would lose its socket
+ * gate registration, so connections queued then would go unrecorded.
+ */
+static int
+listener_in_use(const struct gated_listener *l)
+{
+	struct in_use u = { l, 0 };
+
+	thread_foreach(in_use_by, &u);
+	return u.yes;
 }
 
 static void

@@ -11,13 +11,15 @@
  * capprm:...,capbnd:...,capamb:...,nnp:N" at the end of the line.
  *
  *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
- *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N] [-S]
+ *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N] [-S] [-w MS]
  *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
  *     -N        pass NULL address pointers to accept
  *     -S        also listen on a second port (printed as "port2 N"); a
  *               request with the word "swap" makes that listener take the
  *               first one's descriptor number (dup2) once it is answered,
  *               as a service that replaces its listener between accepts
+ *     -w MS     wait MS ms after printing the port before the first accept
+ *               (a service slow to start accepting)
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *
@@ -276,11 +278,11 @@ main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
 	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i, two = 0;
-	long count = 0, port = 0;
+	long count = 0, port = 0, wait_ms = 0;
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NS")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -296,8 +298,9 @@ main(int argc, char **argv)
 		case 'p': port = atol(optarg); break;
 		case 'N': nulladdr = 1; break;
 		case 'S': two = 1; break;
+		case 'w': wait_ms = atol(optarg); break;
 		default:
-			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S]\n");
+			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS]\n");
 			return 2;
 		}
 	}
@@ -342,6 +345,8 @@ main(int argc, char **argv)
 		lfd_main = lfd;
 	}
 	fflush(stdout);
+	if (wait_ms > 0)
+		usleep((useconds_t)wait_ms * 1000);
 	if (nthr > 1) {
 		/* N threads of one process accept on the listener (until SIGTERM) */
 		struct targ t = { lfd, use4, flags4, nulladdr, mode };

@@ -68,11 +68,6 @@ vsctl exec load -- sh -c 'for i in $(seq 120); do sleep 2 & done 2>/dev/null; wa
 on_exit "kill $!"
 wait_until grep -q "^port " "$M/svc.out"
 PORT=$(awk '/^port /{print $2; exit}' "$M/svc.out")
-# the gate registers the listener with the socket gate at the service's
-# first accept; a connection queued before is served at home (vsctl-run(8),
-# "The fast path"): the counts below are of the registered listener's
-fp_registered() { [ "$(svc svc "['fast']['listeners']")" = 1 ]; }
-wait_until fp_registered || diag "the listener is not on the fast path: $(svc svc "['fast']")"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 10 -r "spin 20" > "$M/client" 2>&1
 check "the client's 10 requests were answered" grep -q "^ok 10 bad 0" "$M/client"
 

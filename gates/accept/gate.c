@@ -65,6 +65,7 @@ static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
  */
 static void handle_accept(struct gate *g, int is_accept4);
 static struct gated_listener *listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours);
+static struct gated_listener *listener_of(struct gate *g, int sfd);
 static int listener_family(int fd);
 static void listener_note_local(struct gated_listener *l);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
@@ -81,10 +82,12 @@ static void let_through(struct gate *g, uint64_t id);
 static int id_valid(struct gate *g, uint64_t id);
 static void waiter_del(struct gate *g, struct pending_accept *w);
 static void handle_socket(struct gate *g);
+static void handle_listen(struct gate *g);
+static void listener_own(struct gated_listener *l, const struct service_thread *th, int fd);
 static void tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now);
 static void forget_listener(struct service_thread *th, void *l);
 static void drop_listener(struct gated_listener *l);
-static int listener_in_use(const struct gated_listener *l);
+static int listener_in_use(struct gated_listener *l);
 
 int
 gate_notify(struct gate *g)
@@ -111,6 +114,9 @@ gate_notify(struct gate *g)
 		break;
 	case SYS_socket:
 		handle_socket(g);
+		break;
+	case SYS_listen:
+		handle_listen(g);
 		break;
 	default:
 		let_through(g, req->id);
@@ -199,13 +205,78 @@ handle_accept(struct gate *g, int is_accept4)
 	}
 }
 
+/*
+ * listen(): a TCP socket is registered with the socket gate (fastpath.c)
+ * before it can queue a connection, since the socket gate records the
+ * connecting side only for a port that has a gated listener, and a
+ * connection it did not record is served at home. Registered at the
+ * service's first accept instead, a client that connected in between (it
+ * knows the port once listen() returns; a restart under load) was served
+ * at home. So we listen on our dup (the same socket), register it, and
+ * answer for the call. Anything but a TCP socket goes through unchanged,
+ * and so does a call our listen() fails for: the kernel gives its own
+ * answer, with the service's rights. A client that knew the port before
+ * (a fixed one) may still connect in the microseconds between our listen()
+ * and the registration.
+ */
+static void
+handle_listen(struct gate *g)
+{
+	struct service_thread *th;
+	struct gated_listener *l;
+	int sfd, is_new, dom, fd = (int)req->data.args[0];
+
+	if (g->fast == GATE_FAST_OFF || !(th = thread_get((pid_t)req->pid, &is_new))) {
+		let_through(g, req->id);
+		return;
+	}
+	/* the pidfd was opened after the notification: is it still that thread? */
+	if ((is_new && !id_valid(g, req->id)) || (sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0) {
+		let_through(g, req->id);
+		goto out;
+	}
+	if ((dom = listener_family(sfd)) != AF_INET && dom != AF_INET6) {
+		close(sfd);
+		let_through(g, req->id);
+		goto out;
+	}
+	if (listen(sfd, (int)req->data.args[1]) < 0) {
+		close(sfd);
+		let_through(g, req->id);
+		goto out;
+	}
+	if ((l = listener_of(g, sfd))) {
+		l->last_use = now_ns();
+		listener_own(l, th, fd);
+	}
+	respond(g, req->id, 0, 0);
+out:
+	/* a thread that only listened is not one the gate serves: kept, it
+	 * would count as a sibling busy serving (thread_siblings_busy()), and
+	 * on pure cgroup2 no idle thread of its process would go home */
+	if (is_new)
+		thread_forget(th);
+}
+
+/*
+ * Until a thread accepts on l, the listener_in_use() test has no thread to
+ * ask: l is kept while the one that listened still has it at fd (held by
+ * a pidfd of its own, since th may be forgotten).
+ */
+static void
+listener_own(struct gated_listener *l, const struct service_thread *th, int fd)
+{
+	if (l->owner_pidfd >= 0)
+		return;
+	if ((l->owner_pidfd = fcntl(th->pidfd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		l->owner_fd = fd;
+}
+
 static struct gated_listener *
 listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 {
 	struct gated_listener *l;
-	struct stat st;
-	int sfd, one = 0, dom;
-	socklen_t sl = sizeof(int);
+	int sfd;
 
 	*not_ours = 1;
 	/* fast path: the same fd as last time, still the same file (one kcmp
@@ -231,15 +302,33 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 	th->fd_unseen = 0;
 	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
 		return NULL;	/* bad fd: the kernel will say EBADF */
+	if (!(l = listener_of(g, sfd)))
+		return NULL;
+	*not_ours = 0;
+	th->last_fd = fd;
+	th->last_l = l;
+	return l;
+}
+
+/*
+ * The gated listener that sfd (our dup of a service's descriptor) is, known
+ * or new; NULL if it is no listener we gate. sfd is the listener's own
+ * descriptor then, or closed.
+ */
+static struct gated_listener *
+listener_of(struct gate *g, int sfd)
+{
+	struct gated_listener *l;
+	struct stat st;
+	int one = 0, dom;
+	socklen_t sl = sizeof(int);
+
 	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))
 		goto pass;
 	/* cached by inode; our dup keeps the socket, so the inode is not reused */
 	for (l = g->listeners; l; l = l->next)
 		if (l->ino == st.st_ino && l->dev == st.st_dev) {
 			close(sfd);
-			*not_ours = 0;
-			th->last_fd = fd;
-			th->last_l = l;
 			return l;
 		}
 	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
@@ -254,9 +343,6 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		fp_attach(g, l);
 	l->next = g->listeners;
 	g->listeners = l;
-	*not_ours = 0;
-	th->last_fd = fd;
-	th->last_l = l;
 	return l;
 pass:
 	close(sfd);
@@ -961,14 +1047,28 @@ in_use_by(struct service_thread *th, void *arg)
  * l is the service's still, however long ago its last accept came: the
  * thread may be serving a long request, or waiting in the kernel's accept
  * (fastpath.c), and a listener dropped meanwhile would lose its socket
- * gate registration, so connections queued then would go unrecorded.
+ * gate registration, so connections queued then would go unrecorded. So
+ * does the thread that listened on it (listener_own()), which may not
+ * have accepted yet.
  */
 static int
-listener_in_use(const struct gated_listener *l)
+listener_in_use(struct gated_listener *l)
 {
 	struct in_use u = { l, 0 };
+	struct stat st;
+	int sfd;
 
 	thread_foreach(in_use_by, &u);
+	if (u.yes || l->owner_pidfd < 0)
+		return u.yes;
+	if ((sfd = pidfd_getfd(l->owner_pidfd, l->owner_fd, 0)) >= 0) {
+		u.yes = fstat(sfd, &st) == 0 && st.st_ino == l->ino && st.st_dev == l->dev;
+		close(sfd);
+	}
+	if (!u.yes) {	/* gone, or that number names another file now */
+		close(l->owner_pidfd);
+		l->owner_pidfd = -1;
+	}
 	return u.yes;
 }
 

@@ -158,6 +158,8 @@ struct gated_listener {
 	size_t	 held;		/* connections of it waiting for their params (hold.c) */
 	struct pending_accept *wait_head, *wait_tail;
 	uint64_t last_use;
+	int	 owner_pidfd;	/* the thread that listen()ed on it, or -1 (gate.c) */
+	int	 owner_fd;	/* the descriptor it listened on */
 	struct fp_listener *fp;	/* fastpath.c; NULL: every accept is drained */
 };
 

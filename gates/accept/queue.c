@@ -61,6 +61,7 @@ listen_new(int fd, dev_t dev, ino_t ino)
 	l->nhash = NHASH;
 	l->fd = fd;
 	l->wakeup_fd = -1;
+	l->owner_pidfd = -1;
 	l->dev = dev;
 	l->ino = ino;
 	return l;
@@ -90,6 +91,8 @@ listen_free(struct gated_listener *l)
 	free(l->heap);
 	if (l->wakeup_fd >= 0)
 		close(l->wakeup_fd);
+	if (l->owner_pidfd >= 0)
+		close(l->owner_pidfd);
 	close(l->fd);
 	free(l);
 }

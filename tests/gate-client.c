@@ -4,7 +4,7 @@
  * 127.0.0.1:PORT with J threads, sends "id K[ REQ]\n" on each and reads the
  * answer to EOF. Every answer must echo its own id exactly once.
  *
- *   gate-client -p PORT|PATH [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]
+ *   gate-client -p PORT|PATH [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x] [-w]
  *     -t   keep going for SEC seconds instead of N requests, then also print
  *          the latency (connect to answer) of the answers: "p50_ms X p99_ms Y
  *          max_ms Z"
@@ -13,6 +13,9 @@
  *          to a Unix socket: to the abstract name "gc-<BASEPORT+K>"
  *     -v   print every answer ("K <answer>")
  *     -x   connect and close without a request (a client that gives up)
+ *     -w   a refused connection is tried again at once, for up to 30 s (a
+ *          client waiting for the service to listen: it connects within
+ *          microseconds of the listen())
  *   gate-client -u SOCKET   print what a Unix stream socket says (status)
  * Exit 0 when all N answers were right; prints "ok N bad B".
  */
@@ -31,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static int port, base, verbose, quit_early;
+static int port, base, verbose, quit_early, wait_listen;
 static const char *upath;	/* -p PATH: a Unix stream socket */
 static long total, next_id;
 static const char *reqs = "";
@@ -39,6 +42,7 @@ static long nok, nbad;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 /* -t: the deadline, and each answer's latency */
 static double deadline;
+static double wait_until;	/* -w: until when a refused connection is tried again */
 static double *lat;
 static size_t nlat, caplat;
 
@@ -117,6 +121,7 @@ one(long id)
 			return -1;
 		goto connected;
 	}
+again:
 	if ((fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
 		return -1;
 	if (base) {
@@ -133,6 +138,10 @@ one(long id)
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	sin.sin_port = htons((uint16_t)port);
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0) {
+		if (errno == ECONNREFUSED && wait_listen && now_s() < wait_until) {
+			close(fd);
+			goto again;
+		}
 		perror("gate-client: connect");
 		close(fd);
 		return -1;
@@ -235,7 +244,7 @@ main(int argc, char **argv)
 	double secs = 0;
 
 	total = 1;
-	while ((c = getopt(argc, argv, "p:n:t:j:r:b:vxu:")) != -1) {
+	while ((c = getopt(argc, argv, "p:n:t:j:r:b:vxwu:")) != -1) {
 		switch (c) {
 		case 'u': return dump_unix(optarg);
 		case 'p':
@@ -251,8 +260,9 @@ main(int argc, char **argv)
 		case 'b': base = atoi(optarg); break;
 		case 'v': verbose = 1; break;
 		case 'x': quit_early = 1; break;
+		case 'w': wait_listen = 1; break;
 		default:
-			fprintf(stderr, "usage: gate-client -p PORT [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x]\n");
+			fprintf(stderr, "usage: gate-client -p PORT [-n N | -t SEC] [-j J] [-r REQ] [-b BASEPORT] [-v] [-x] [-w]\n");
 			return 2;
 		}
 	}
@@ -260,6 +270,7 @@ main(int argc, char **argv)
 		return 2;
 	if (secs > 0)
 		deadline = now_s() + secs;
+	wait_until = now_s() + 30;
 	for (i = 0; i < j; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
 	for (i = 0; i < j; i++)

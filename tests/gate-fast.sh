@@ -7,8 +7,9 @@
 # gate, at most one per race), a listener swapped under its descriptor
 # number, a listener idle for seconds that stays registered while its
 # thread serves or waits in the kernel, a listener registered at listen()
-# (before the service's first accept), and a killed supervisor with a
-# thread waiting in the kernel.
+# (before the service's first accept; a bound one before it listens), a
+# listen() the kernel refuses, and a killed supervisor with a thread
+# waiting in the kernel.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server
@@ -286,6 +287,29 @@ wait "$c1" "$c2"
 served=$(svc late "['vs']" | json '" ".join("%s:%d" % (v["name"], v["served"]) for v in d if v["served"])')
 is "$(count "$R/late1" www1)/$(count "$R/late2" www2)" 3/2 \
 	"queued before the first accept: www1's 3 and www2's 2 requests begin in their VSs (served: $served)"
+stop
+
+# --- a client that connects the moment the service listens (a fixed port;
+# a service restarted under load): the gate registers a socket bound to its
+# port before it lets it listen, so even the first connection is recorded
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 3 -v -w > "$R/early" 2>&1 &
+c1=$!
+sleep 0.3	# the client is trying by now
+start early "" || fail "the service starts while a client tries to connect"
+wait "$c1"
+is "$(count "$R/early" www1)" 3 "connected within microseconds of listen(): all 3 requests begin in www1"
+stop
+
+# --- a listen() the kernel refuses (a second socket bound to the port):
+# the service gets the kernel's error, the gate forgets what it registered
+# for it, and the listener that did listen stays on the fast path
+start dupl "" -D || fail "the service with a refused listen() starts"
+is "$(sed -n 's/^listen2 //p' "$R/dupl.log")" "Address already in use" \
+	"a refused listen(): the service gets the kernel's error (EADDRINUSE)"
+n=$(unhanded dupl www1 "$PORT" 30 "$R/dupl")
+is "$(count "$R/dupl" www1)/$(fast dupl listeners)" 30/1 \
+	"then the first listener's 30 requests begin in www1; one listener on the fast path"
+check "and it stays on the fast path ($n of 30 without a hand-over)" [ "$n" -ge 25 ]
 stop
 
 # --- a killed supervisor while a thread waits in the kernel: the guard

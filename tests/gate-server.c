@@ -20,6 +20,10 @@
  *               as a service that replaces its listener between accepts
  *     -w MS     wait MS ms after printing the port before the first accept
  *               (a service slow to start accepting)
+ *     -D        bind a second socket to the port too (SO_REUSEADDR on both,
+ *               before either listens) and listen() on it after the first:
+ *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
+ *               the error, or "ok", then closes it
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *
@@ -278,11 +282,12 @@ main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
 	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i, two = 0;
+	int lfd2 = -1, dup_listen = 0;
 	long count = 0, port = 0, wait_ms = 0;
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:D")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -299,8 +304,9 @@ main(int argc, char **argv)
 		case 'N': nulladdr = 1; break;
 		case 'S': two = 1; break;
 		case 'w': wait_ms = atol(optarg); break;
+		case 'D': dup_listen = 1; break;
 		default:
-			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS]\n");
+			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-D]\n");
 			return 2;
 		}
 	}
@@ -326,8 +332,22 @@ main(int argc, char **argv)
 		setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		sin.sin_port = htons((uint16_t)port);
-		if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(lfd, 4096) < 0)
-			return perror("bind/listen"), 1;
+		if (bind(lfd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+			return perror("bind"), 1;
+		if (dup_listen) {
+			getsockname(lfd, (struct sockaddr *)&sin, &sl);
+			if ((lfd2 = socket(AF_INET, SOCK_STREAM, 0)) < 0 ||
+			    setsockopt(lfd2, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+			    bind(lfd2, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+				return perror("-D: bind"), 1;
+		}
+		if (listen(lfd, 4096) < 0)
+			return perror("listen"), 1;
+		if (lfd2 >= 0) {
+			printf("listen2 %s\n", listen(lfd2, 16) < 0 ? strerror(errno) : "ok");
+			close(lfd2);
+		}
+		sl = sizeof(sin);
 		getsockname(lfd, (struct sockaddr *)&sin, &sl);
 		snprintf(where, sizeof(where), "%d", ntohs(sin.sin_port));
 	}

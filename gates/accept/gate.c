@@ -65,7 +65,9 @@ static pid_t self_pid;		/* for kcmp(), once: no getpid() per accept */
  */
 static void handle_accept(struct gate *g, int is_accept4);
 static struct gated_listener *listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours);
-static struct gated_listener *listener_of(struct gate *g, int sfd);
+static struct gated_listener *listener_of(struct gate *g, int sfd, int before_listen, int *fresh);
+static int port_bound(int fd);
+static void listener_unlink(struct gate *g, struct gated_listener *l);
 static int listener_family(int fd);
 static void listener_note_local(struct gated_listener *l);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
@@ -211,20 +213,21 @@ handle_accept(struct gate *g, int is_accept4)
  * connecting side only for a port that has a gated listener, and a
  * connection it did not record is served at home. Registered at the
  * service's first accept instead, a client that connected in between (it
- * knows the port once listen() returns; a restart under load) was served
- * at home. So we listen on our dup (the same socket), register it, and
- * answer for the call. Anything but a TCP socket goes through unchanged,
- * and so does a call our listen() fails for: the kernel gives its own
- * answer, with the service's rights. A client that knew the port before
- * (a fixed one) may still connect in the microseconds between our listen()
- * and the registration.
+ * knows the port once listen() returns; or in advance, a service restarted
+ * under load) was served at home. So we listen on our dup (the same
+ * socket) and answer for the call: a socket bound to its port is
+ * registered before our listen(), so that no connection can come first;
+ * one that listen() binds (port 0) right after, before the service can
+ * learn its port. Anything but a TCP socket goes through unchanged, and so
+ * does a call our listen() fails for: the kernel gives its own answer,
+ * with the service's rights.
  */
 static void
 handle_listen(struct gate *g)
 {
 	struct service_thread *th;
-	struct gated_listener *l;
-	int sfd, is_new, dom, fd = (int)req->data.args[0];
+	struct gated_listener *l = NULL;
+	int sfd, dfd, is_new, dom, fresh = 0, fd = (int)req->data.args[0];
 
 	if (g->fast == GATE_FAST_OFF || !(th = thread_get((pid_t)req->pid, &is_new))) {
 		let_through(g, req->id);
@@ -240,12 +243,20 @@ handle_listen(struct gate *g)
 		let_through(g, req->id);
 		goto out;
 	}
+	if (port_bound(sfd) && (dfd = fcntl(sfd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		l = listener_of(g, dfd, 1, &fresh);
 	if (listen(sfd, (int)req->data.args[1]) < 0) {
+		if (l && fresh)
+			listener_unlink(g, l);
 		close(sfd);
 		let_through(g, req->id);
 		goto out;
 	}
-	if ((l = listener_of(g, sfd))) {
+	if (!l)
+		l = listener_of(g, sfd, 0, &fresh);
+	else
+		close(sfd);
+	if (l) {
 		l->last_use = now_ns();
 		listener_own(l, th, fd);
 	}
@@ -256,6 +267,34 @@ out:
 	 * on pure cgroup2 no idle thread of its process would go home */
 	if (is_new)
 		thread_forget(th);
+}
+
+/* Is the socket bound to a port (not one that listen() is to choose)? */
+static int
+port_bound(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		return 0;
+	if (ss.ss_family == AF_INET)
+		return ((struct sockaddr_in *)&ss)->sin_port != 0;
+	return ss.ss_family == AF_INET6 && ((struct sockaddr_in6 *)&ss)->sin6_port != 0;
+}
+
+/* Forget l, registered for a listen() that failed. */
+static void
+listener_unlink(struct gate *g, struct gated_listener *l)
+{
+	struct gated_listener **pl;
+
+	for (pl = &g->listeners; *pl; pl = &(*pl)->next)
+		if (*pl == l) {
+			*pl = l->next;
+			drop_listener(l);
+			return;
+		}
 }
 
 /*
@@ -276,7 +315,7 @@ static struct gated_listener *
 listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 {
 	struct gated_listener *l;
-	int sfd;
+	int sfd, fresh;
 
 	*not_ours = 1;
 	/* fast path: the same fd as last time, still the same file (one kcmp
@@ -302,7 +341,7 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 	th->fd_unseen = 0;
 	if ((sfd = pidfd_getfd(th->pidfd, fd, 0)) < 0)	/* Linux 5.6 */
 		return NULL;	/* bad fd: the kernel will say EBADF */
-	if (!(l = listener_of(g, sfd)))
+	if (!(l = listener_of(g, sfd, 0, &fresh)))
 		return NULL;
 	*not_ours = 0;
 	th->last_fd = fd;
@@ -312,17 +351,19 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 
 /*
  * The gated listener that sfd (our dup of a service's descriptor) is, known
- * or new; NULL if it is no listener we gate. sfd is the listener's own
- * descriptor then, or closed.
+ * or new (*fresh); NULL if it is no listener we gate. sfd is the
+ * listener's own descriptor then, or closed. before_listen: a TCP socket
+ * that is about to listen (handle_listen()).
  */
 static struct gated_listener *
-listener_of(struct gate *g, int sfd)
+listener_of(struct gate *g, int sfd, int before_listen, int *fresh)
 {
 	struct gated_listener *l;
 	struct stat st;
 	int one = 0, dom;
 	socklen_t sl = sizeof(int);
 
+	*fresh = 0;
 	if (fstat(sfd, &st) < 0 || !S_ISSOCK(st.st_mode))
 		goto pass;
 	/* cached by inode; our dup keeps the socket, so the inode is not reused */
@@ -331,7 +372,7 @@ listener_of(struct gate *g, int sfd)
 			close(sfd);
 			return l;
 		}
-	if (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one)
+	if (!before_listen && (getsockopt(sfd, SOL_SOCKET, SO_ACCEPTCONN, &one, &sl) < 0 || !one))
 		goto pass;
 	if (!(dom = listener_family(sfd)))
 		goto pass;
@@ -343,6 +384,7 @@ listener_of(struct gate *g, int sfd)
 		fp_attach(g, l);
 	l->next = g->listeners;
 	g->listeners = l;
+	*fresh = 1;
 	return l;
 pass:
 	close(sfd);

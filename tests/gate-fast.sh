@@ -8,8 +8,8 @@
 # number, a listener idle for seconds that stays registered while its
 # thread serves or waits in the kernel, a listener registered at listen()
 # (before the service's first accept; a bound one before it listens), a
-# listen() the kernel refuses, and a killed supervisor with a thread
-# waiting in the kernel.
+# listen() the kernel refuses or the service's own seccomp filter does,
+# and a killed supervisor with a thread waiting in the kernel.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server
@@ -311,6 +311,14 @@ is "$(count "$R/dupl" www1)/$(fast dupl listeners)" 30/1 \
 	"then the first listener's 30 requests begin in www1; one listener on the fast path"
 check "and it stays on the fast path ($n of 30 without a hand-over)" [ "$n" -ge 25 ]
 stop
+
+# --- a service whose own seccomp filter refuses listen(): that action takes
+# precedence over the gate's notification, so the call fails as it would
+# without the gate (vsctl-run(8), BUGS)
+"$VSCTL" run --home base --name ownfilter -- "$SERVER" -p "$PORT" -E > "$R/ownfilter.log" 2>&1
+rc=$?
+is "$rc/$(grep -c '^listen: Operation not permitted' "$R/ownfilter.log")" 1/1 \
+	"a service's own seccomp filter that refuses listen() still refuses it (EPERM, exit 1)"
 
 # --- a killed supervisor while a thread waits in the kernel: the guard
 # wakes it, its next accept fails (ENOSYS), the service ends and frees

@@ -20,6 +20,8 @@
  *               as a service that replaces its listener between accepts
  *     -w MS     wait MS ms after printing the port before the first accept
  *               (a service slow to start accepting)
+ *     -E        install a seccomp filter of its own that fails listen() with
+ *               EPERM, before it listens (and exit 1 with "listen: ...")
  *     -D        bind a second socket to the port too (SO_REUSEADDR on both,
  *               before either listens) and listen() on it after the first:
  *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
@@ -36,6 +38,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -45,7 +49,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -56,6 +62,22 @@ static long served, eagains, eintrs;
 static int lfd_main = -1, lfd_swap = -1;	/* -S */
 
 static void on_term(int s) { (void)s; stop = 1; }
+
+/* -E: a seccomp filter of the service's own that fails listen() with EPERM */
+static int
+refuse_listen(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_listen, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+
+	return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -1 :
+	    (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+}
 static void on_usr1(int s) { (void)s; }
 
 static void
@@ -282,12 +304,12 @@ main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
 	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i, two = 0;
-	int lfd2 = -1, dup_listen = 0;
+	int lfd2 = -1, dup_listen = 0, own_filter = 0;
 	long count = 0, port = 0, wait_ms = 0;
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:D")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:DE")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -305,8 +327,9 @@ main(int argc, char **argv)
 		case 'S': two = 1; break;
 		case 'w': wait_ms = atol(optarg); break;
 		case 'D': dup_listen = 1; break;
+		case 'E': own_filter = 1; break;
 		default:
-			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-D]\n");
+			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-D] [-E]\n");
 			return 2;
 		}
 	}
@@ -341,6 +364,8 @@ main(int argc, char **argv)
 			    bind(lfd2, (struct sockaddr *)&sin, sizeof(sin)) < 0)
 				return perror("-D: bind"), 1;
 		}
+		if (own_filter && refuse_listen() < 0)
+			return perror("-E: seccomp"), 1;
 		if (listen(lfd, 4096) < 0)
 			return perror("listen"), 1;
 		if (lfd2 >= 0) {

@@ -49,7 +49,11 @@
  *   (misordered) if the VS differs, and the model is dropped, so the order
  *   got wrong costs that one request. Threads let through for the same
  *   model are all of one VS (expect_vs), so none of them can take a
- *   second connection of another VS from the same inversion;
+ *   second connection of another VS from the same inversion, as long as
+ *   the gate does not drain the queue under them: after a drop it waits
+ *   until they have dequeued (or FP_EXPECT_NS), since a drain would take
+ *   their promised connections and leave them the next arrivals, of any
+ *   VS (seen under a loaded VM: two requests misattributed by one race);
  * - a record lags its connection in the queue by the softirq's few us
  *   (TCP Fast Open's precedes it), an accept record its dequeue by the
  *   rest of the accept call: the counts disagree, no CONTINUE;
@@ -135,6 +139,8 @@ struct fp_listener {
 	struct fp_entry pr[FP_PROMISED];	/* their records */
 	uint32_t expect_vs;		/* their VS if all the same, else 0 */
 	uint64_t expect_t;
+	unsigned void_n;		/* threads let through before the last drop, still to dequeue */
+	uint64_t void_t;		/* when the last drop came */
 	struct service_thread *direct;	/* a thread let into a blocking accept */
 	uint64_t direct_cpu;		/* its CPU time then */
 	uint32_t run_vs;		/* the VS of the latest arrivals... */
@@ -630,15 +636,32 @@ q_pop(struct fp_listener *f)
 	f->qn--;
 }
 
-/* The model is off: start again once the kernel's queue has been emptied. */
+/*
+ * The model is off: start again once the kernel's queue has been emptied.
+ * The threads let through until now still take a connection each from the
+ * kernel's head: until they have (their accept records), or FP_EXPECT_NS
+ * has passed, the gate does not drain the queue under them (fp_ready,
+ * fp_busy), or a promised connection would go to the drain and the thread
+ * take the next arrival, of whichever VS: one race, two requests in the
+ * wrong VS.
+ */
 static void
 fp_lose(struct gate *g, struct fp_listener *f)
 {
+	f->void_n += f->expect;
+	f->void_t = now_ns();
 	f->lost = 1;
 	f->qn = 0;
 	f->expect = 0;
 	f->gen++;		/* the promises made so far are void */
 	g->fp_resync++;
+}
+
+/* Threads let through before the last drop may still dequeue. */
+static int
+voided(const struct fp_listener *f)
+{
+	return f->void_n && now_ns() - f->void_t <= FP_EXPECT_NS;
 }
 
 static void
@@ -807,8 +830,11 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 		}
 		if (vs != th->fp_vs)
 			g->fp_misordered++;
-		if (th->fp_gen != f->gen)
+		if (th->fp_gen != f->gen) {	/* let through before a drop */
+			if (f->void_n)
+				f->void_n--;
 			continue;
+		}
 		if (pr_take(f, a->cookie)) {
 			f->expect_t = now;
 			continue;
@@ -821,8 +847,11 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 			continue;
 		if (vs == th->fp_vs && f->expect)
 			pr_unpromise(f);
-		else
+		else {
 			fp_lose(g, f);
+			if (f->void_n)	/* this one has dequeued */
+				f->void_n--;
+		}
 	}
 	f->nev = 0;
 	if (f->ev_lost) {	/* more than FP_EVENTS threads in flight */
@@ -1029,6 +1058,10 @@ fp_settle(struct gate *g, struct gated_listener *l, struct service_thread *th, u
 				break;
 	if (o)
 		fp_read(g, o, now);
+	/* no record: it took nothing; let through before a drop, it no
+	 * longer waits to dequeue */
+	if (o && th->fp_id && th->fp_gen != o->fp->gen && o->fp->void_n)
+		o->fp->void_n--;
 	th->fd_unseen = th->fp_id != 0;	/* fp_events() clears it for a record */
 	th->fp_id = 0;
 }
@@ -1077,7 +1110,7 @@ fp_ready(struct gate *g, struct gated_listener *l, int serve)
 	if (f->direct)
 		wake_set(l, 0);	/* threads wait in the gate now */
 	/* threads wait; the drain may run only if nobody else can dequeue */
-	return f->expect || f->direct;
+	return f->expect || f->direct || voided(f);
 }
 
 int
@@ -1114,7 +1147,7 @@ fp_drain_done(struct gate *g, struct gated_listener *l)
 	struct fp_listener *f = l->fp;
 	int qlen = gate_backlog(l->fd);
 
-	if (qlen == 0 && f->expect == 0 && !f->direct) {
+	if (qlen == 0 && f->expect == 0 && !f->direct && !voided(f)) {
 		if (f->qn)	/* records of connections no longer queued */
 			g->fp_stale += f->qn;
 		f->qn = 0;
@@ -1131,7 +1164,7 @@ fp_pollfd(const struct gated_listener *l)
 int
 fp_busy(const struct gated_listener *l)
 {
-	return l->fp && l->fp->expect > 0;
+	return l->fp && (l->fp->expect > 0 || voided(l->fp));
 }
 
 uint32_t

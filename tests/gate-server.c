@@ -26,6 +26,9 @@
  *               before either listens) and listen() on it after the first:
  *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
  *               the error, or "ok", then closes it
+ *     -K HEX    make each accept as accept4(2) by syscall(2), with HEX in the
+ *               upper 32 bits of its flags (a key the gate did not give: the
+ *               accept shim's calls carry the gate's; vsctl-run(8))
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *
@@ -59,6 +62,7 @@
 
 static volatile sig_atomic_t stop;
 static long served, eagains, eintrs;
+static unsigned long hikey;	/* -K */
 static int lfd_main = -1, lfd_swap = -1;	/* -S */
 
 static void on_term(int s) { (void)s; stop = 1; }
@@ -254,7 +258,11 @@ loop(int lfd, const char *mode, int use4, int flags4, int nulladdr, long count)
 			if (poll(&p, 1, -1) < 0)
 				continue;
 		}
-		fd = use4 ? accept4(lfd, sa, slp, flags4) : accept(lfd, sa, slp);
+		if (hikey)
+			fd = (int)syscall(SYS_accept4, lfd, sa, slp,
+			    (long)((unsigned long)hikey << 32 | (unsigned)(use4 ? flags4 : 0)));
+		else
+			fd = use4 ? accept4(lfd, sa, slp, flags4) : accept(lfd, sa, slp);
 		if (fd < 0) {
 			if (errno == EAGAIN) {
 				struct pollfd p = { .fd = lfd, .events = POLLIN };
@@ -309,7 +317,7 @@ main(int argc, char **argv)
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:DE")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:DEK:")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -328,6 +336,7 @@ main(int argc, char **argv)
 		case 'w': wait_ms = atol(optarg); break;
 		case 'D': dup_listen = 1; break;
 		case 'E': own_filter = 1; break;
+		case 'K': hikey = strtoul(optarg, NULL, 16); break;
 		default:
 			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-D] [-E]\n");
 			return 2;

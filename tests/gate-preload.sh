@@ -55,6 +55,8 @@ is "$(count "$R/one" www1)" 300 "one VS: all 300 requests begin in www1"
 l=$(fast one leased) L=$(fast one leases)
 diag "leases $L, leased $l, continued $(fast one continued), direct $(fast one direct)"
 check "one VS: at least 285 of the 300 accepts made by the shim under a lease" [ "$l" -ge 285 ]
+is "$(svc one "['vs']" | json '[v["served"] for v in d if v["name"] == "www1"][0]')" 300 \
+	"status: www1 served 300, the accepts under the lease counted"
 
 # --- a connection of another VS: the lease is revoked before the listener
 # is woken; the holder, waiting in the kernel, is moved before it runs
@@ -89,6 +91,8 @@ is "$(count "$R/busy2" www2)/$dm/$lm" 1/0/0 \
 # --- www1 and www2 back to back, 5 rounds of 20: no request begins in the
 # other VS uncounted
 : > "$R/mix1"; : > "$R/mix2"
+served() { svc one "['vs']" | json 'sum(v["served"] for v in d if v["name"] in ("www1", "www2"))'; }
+s0=$(served)
 for i in 1 2 3 4 5; do
 	vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 -v >> "$R/mix1"
 	vsctl exec www2 -- "$CLIENT" -p "$PORT" -n 20 -v >> "$R/mix2"
@@ -97,7 +101,48 @@ b=$(( 200 - $(count "$R/mix1" www1) - $(count "$R/mix2" www2) ))
 c=$(fast one lease_moved)
 diag "5 rounds: $b of 200 began in the other VS; lease_moved $c in all"
 check "5 rounds of www1 then www2: every request that began in the other VS is counted" [ "$b" -le "$c" ]
+is "$(( $(served) - s0 ))" 200 "5 rounds: the gate counts 200 connections of www1 and www2 served, no more"
 stop
+
+# --- the semantics of accept under a lease: the kernel's own, once each
+cl() { vsctl exec www1 -- "$CLIENT" -p "$PORT" "$@"; }
+start intr -- || fail "the service starts"
+SPID=$(svc intr "['pid']")
+cl -n 20 > /dev/null	# a run of one thread: it holds a lease after it
+kill -USR1 "$SPID"
+check "a signal during an accept under a lease gives EINTR" wait_until grep -q "^eintr" "$R/intr.log"
+( while kill -USR1 "$SPID" 2>/dev/null; do sleep 0.001; done ) &
+SIGGER=$!
+cl -n 2000 -j 8 > "$R/intr.c"
+r=$?
+kill $SIGGER 2>/dev/null; wait $SIGGER 2>/dev/null
+diag "$(cat "$R/intr.c"); EINTRs: $(grep -c '^eintr' "$R/intr.log"); leased $(fast intr leased)"
+_all=1; [ $r = 0 ] && grep -q "ok 2000 bad 0" "$R/intr.c" && [ "$(fast intr leased)" -gt 0 ] && _all=0
+check "2000 connections under a signal storm: all answered once, some under the lease" [ $_all = 0 ]
+stop
+start a4 -- -4 both || fail "the accept4 service starts"
+cl -n 30 -b 31000 -v > "$R/a4.c"
+_all=1
+[ "$(grep -c 'cloexec=1 nonblock=1 peer=127.0.0.1:310[0-9][0-9] peerlen=16' "$R/a4.c")" = 30 ] &&
+	[ "$(fast a4 leased)" -gt 0 ] && _all=0
+check "accept4(SOCK_CLOEXEC|SOCK_NONBLOCK) under a lease: flags and peer address on all 30" [ $_all = 0 ]
+stop
+start nb -- -m nonblock || fail "the non-blocking service starts"
+cl -n 200 -j 4 > "$R/nb.c"
+_all=1; grep -q "ok 200 bad 0" "$R/nb.c" && [ "$(svc nb "['eagain']")" -gt 0 ] && _all=0
+check "non-blocking: 200 served once each, EAGAIN with nothing queued" [ $_all = 0 ]
+stop
+for how in "-n 4" "-T 4"; do
+	k=$(echo "${how#-}" | cut -c1 | tr A-Z a-z)
+	start "once$k" -- $how || fail "the service starts ($how)"
+	cl -n 5000 -j 16 > "$R/once$k.c"
+	r=$?
+	stop
+	_all=1; [ $r = 0 ] && grep -q "ok 5000 bad 0" "$R/once$k.c" && _all=0
+	check "gate-server $how, 5000 connections: each answered exactly once" [ $_all = 0 ]
+	is "$(awk '/^served/ { s += $2 } END { print s }' "$R/once$k.log")" 5001 \
+		"gate-server $how: accepted 5001 in all (with start's probe), none twice"
+done
 
 # --- --preload off: no shim, no lease; every accept asks the gate
 start off --preload off -- || fail "the service starts with --preload off"

@@ -148,6 +148,7 @@ struct fp_listener {
 	struct service_thread *lease;	/* the thread holding the lease (on, or
 					 * revoked and not back yet), or NULL */
 	uint32_t stray_vs;		/* it took a connection of this other VS */
+	uint32_t lease_bound;		/* the VS it sat in when it got the lease */
 	uint64_t leased;		/* its accepts under the lease, not yet counted; */
 	uint64_t lease_direct;		/* ...its first, which we let through; */
 	uint64_t lease_served;		/* ...those of the VS it sits in */
@@ -792,7 +793,10 @@ lease_grant(struct gate *g, struct gated_listener *l, struct service_thread *th,
 	f->lease = th;
 	th->lease_l = l;
 	f->stray_vs = 0;
-	f->ls->lease_vs = th->bound;
+	f->lease_bound = th->bound;
+	/* the VS of the latest arrivals, whose connections need no move
+	 * (direct_fits); an arrival of any other revokes the lease */
+	f->ls->lease_vs = f->run_vs;
 	f->ls->until = now + FP_LEASE_NS;
 	__atomic_store_n(&f->ls->lease, w.lease, __ATOMIC_SEQ_CST);
 	g->fp_leases++;
@@ -838,12 +842,16 @@ lease_record(struct fp_listener *f, struct service_thread *th, const struct vsd_
 		direct_end(f);
 		f->lease_direct++;
 	} else if (!th->fp_id)	/* not let through by us: the shim's own */
-		f->leased++;	/* (else direct_took_head() counted it) */
+		f->leased++;
+	else {			/* direct_took_head() counted and bound it */
+		th->fp_id = 0;
+		return;
+	}
 	th->fp_id = 0;		/* nothing promised to it is outstanding */
-	if (a->vs_id != f->ls->lease_vs && !f->stray_vs)
-		f->stray_vs = a->vs_id ? a->vs_id : UINT32_MAX;
-	else
+	if (a->vs_id == f->ls->lease_vs)
 		f->lease_served++;
+	else if (!f->stray_vs)	/* at most one: the revocation came first */
+		f->stray_vs = a->vs_id ? a->vs_id : UINT32_MAX;
 }
 
 /*
@@ -879,8 +887,8 @@ lease_check(struct gate *g, struct gated_listener *l, uint64_t now)
 
 	g->fp_leased += f->leased;
 	g->fp_direct += f->lease_direct;
-	if (f->lease_served && (v = vs_table_find(&g->tab, f->ls->lease_vs))) {
-		v->served += f->lease_served;	/* of the VS the holder sits in */
+	if (f->lease_served && (v = vs_table_find(&g->tab, f->lease_bound))) {
+		v->served += f->lease_served;	/* the VS the holder sits in */
 		gate_vs_active(g, v, now);
 	}
 	if (f->leased || f->lease_direct)

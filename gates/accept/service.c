@@ -59,7 +59,7 @@ join_home(const struct gate_vs *home)
 /* The accept shim, for this start: its path, its descriptor and key. */
 struct preload {
 	char	 path[PATH_MAX];
-	int	 fd;		/* read-only vsd_ringctl (fp_shim_fd), -1: no shim */
+	int	 fd;		/* our lease map (fp_shim_fd), -1: no shim */
 	uint32_t key;		/* never 0, below 2^31 */
 };
 

@@ -771,8 +771,9 @@ direct_end(struct fp_listener *f)
  * the service then makes its next accepts on that listener itself, with
  * the filter's key, without asking us, while the listener's lease in our
  * lease map says so (struct vsd_lease, gates/socket/socket.h; the service
- * maps that map, which holds our listeners' leases only). The socket gate clears lease_on
- * for an arrival of another VS before the listener is woken; we clear it
+ * maps that map, which holds our listeners' leases only). The socket gate
+ * clears lease_on for an arrival of another VS before the listener is
+ * woken; we clear it
  * when another thread accepts on the listener. The holder's next accept
  * then comes to us, and the lease ends. Until it does, the lease is
  * revoked but still held: a holder that read it before the clear, or

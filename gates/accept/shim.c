@@ -8,8 +8,9 @@
  * The gate gives a lease to a thread that accepts alone on a TCP listener
  * and may wait in the kernel (fastpath.c): the listener's lease in the
  * gate's lease map (struct vsd_lease, gates/socket/socket.h) then names
- * the thread, with lease_on set, and the listener's inode. While that holds, and the lease has not
- * lapsed, this shim makes the thread's accept(2) and accept4(2) on that
+ * the thread, with lease_on set, and the listener's inode. While that
+ * holds, and the lease has not lapsed, this shim makes the thread's
+ * accept(2) and accept4(2) on that
  * listener itself, as accept4 with the gate's key in the upper 32 bits of
  * the flags: the kernel ignores them (the argument is an int), the
  * service's seccomp filter lets that call through instead of notifying the

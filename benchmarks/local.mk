@@ -25,7 +25,7 @@
 #   rules-attrs          the decision by request content (sites, content
 #                        rules) at 10, 1,000 and 10,000 sites (rules-attrs.c)
 #   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
-#                        5 services (issue 14's targets); its baseline,
+#                        5 services; its baseline,
 #                        the kernel's floor, is cgroup-floor.c
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
@@ -62,7 +62,7 @@ noinst_PROGRAMS += benchmarks/unix-peer-cost
 benchmarks_unix_peer_cost_SOURCES = benchmarks/unix-peer-cost.c
 benchmarks_unix_peer_cost_LDADD = $(GATEACCEPT_LIBS)
 # The gate's peek and parse of a FastCGI request (gates/accept/fcgi.c);
-# results: benchmarks/results/accept-gate-attrs.md.
+# results: benchmarks/results/accept-attrs-cost.md.
 noinst_PROGRAMS += benchmarks/fcgi-peek
 benchmarks_fcgi_peek_SOURCES = benchmarks/fcgi-peek.c
 benchmarks_fcgi_peek_LDADD = $(GATEACCEPT_LIBS)
@@ -77,33 +77,27 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
-# The results, one file per topic (benchmarks/RESULTS.md is their index).
-dist_noinst_DATA += benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-favordynmods.csv \
-	benchmarks/results/accept-cost-pmqos.csv
-dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/accept-gate-decision.md \
-	benchmarks/results/correctness-accept-gate.md benchmarks/results/cpu-share.md \
-	benchmarks/results/netshare.md benchmarks/results/netshare.csv \
-	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md \
-	benchmarks/results/insulation.md benchmarks/results/rules-scale.md benchmarks/results/scale.md \
-	benchmarks/results/socket-gate-cost.md benchmarks/results/vhosts.md \
-	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/accept-cost-6.1-fallbacks.csv \
-	benchmarks/results/rules-provider.md benchmarks/results/rules-provider.csv \
-	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
-	benchmarks/results/rules-provider-quiet.csv \
-	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
-	benchmarks/results/rules-fuzz.md \
-	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv \
-	benchmarks/results/hosting.md benchmarks/results/rules-attrs.md \
-	benchmarks/results/rules-attrs.csv \
-	benchmarks/results/top-cost.md benchmarks/results/top-cost.csv
-# The committed full runs (benchmarks/RESULTS.md, README).
-dist_noinst_DATA += benchmarks/results/insulation.csv benchmarks/results/insulation.png \
-	benchmarks/results/insulation-2026-11-25.csv benchmarks/results/insulation-2026-11-25.png \
-	benchmarks/results/insulation-remote.md \
-	benchmarks/results/insulation-remote-2026-11-27.csv \
-	benchmarks/results/insulation-remote-2026-11-27.png \
-	benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
-	benchmarks/results/vhosts-event.csv benchmarks/results/vhosts-event.png \
-	benchmarks/results/hosting.csv benchmarks/results/hosting.png
+# The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
+# is their index). `make bench-report` regenerates the pages' tables from
+# their CSVs (benchmarks/bench-report).
+BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-cost.md benchmarks/results/accept-gate-decision.md \
+	benchmarks/results/conntab-quota.md benchmarks/results/correctness-accept-gate.md benchmarks/results/cpushare.md \
+	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
+	benchmarks/results/hosting.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
+	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md \
+	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
+	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
+	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
+	benchmarks/results/vhosts.md
+dist_noinst_DATA += $(BENCH_PAGES) \
+	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
+	benchmarks/results/hosting.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
+	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
+	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rules-attrs.csv \
+	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
+	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png
+dist_noinst_SCRIPTS += benchmarks/bench-report
+bench-report:
+	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \
 	rebind-favordynmods.csv

@@ -18,5 +18,5 @@ install-fcgi-adserver: fcgi-demo/adserver
 uninstall-local: uninstall-fcgi-adserver
 uninstall-fcgi-adserver:
 	rm -f $(DESTDIR)$(pkglibexecdir)/fcgi-adserver
-.PHONY: install-fcgi-adserver uninstall-fcgi-adserver
+.PHONY: install-fcgi-adserver uninstall-fcgi-adserver bench-report
 endif

@@ -32,7 +32,7 @@
  * params are already there when it is drained is classified at once,
  * without touching the epoll set: the usual case with a front end that
  * writes its whole request header at once. Cost per accept:
- * benchmarks/results/accept-gate-attrs.md.
+ * benchmarks/results/accept-attrs-cost.md.
  */
 #include "config.h"
 

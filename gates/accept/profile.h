@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Optional per-phase timing of the accept path (wall clock, CLOCK_MONOTONIC),
- * for benchmarks/results/accept-gate-cost.md. Off by default:
+ * for benchmarks/results/accept-cost.md. Off by default:
  *   make CPPFLAGS=-DGATE_PROF gates/accept/vsd-gate
  * and vsd-gate prints the average time of each phase on exit (stderr).
  */

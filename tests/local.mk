@@ -217,3 +217,6 @@ print-integration-tests:
 # Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
 print-bashcompletiondir:
 	@echo $(bashcompletiondir)
+# Each measured figure on its benchmark's result page only (no root).
+TESTS += tests/lint-figures.sh
+dist_noinst_SCRIPTS += tests/lint-figures.sh

@@ -223,7 +223,7 @@ batch(int to, int from, uint64_t n, double *cpu_rate)
 /* The configurations of a repetition; CF_BASE has no programs attached. */
 enum { CF_BASE, CF_UNGATED, CF_GATED, CF_ALL, NCF };
 static const char *const cf_names[NCF] = { "baseline", "ungated", "gated", "all" };
-/* the issue's targets (issue 17); all mode has none */
+/* the targets (benchmarks/results/socket-gate-cost.md); all mode has none */
 static const double cf_target[NCF] = { 0, 0.985, 0.97, 0 };
 
 static const char *const prog_names[] = {

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=bash
-# benchmarks/insulation --remote: Figure 12 across two hosts (issue 19).
+# benchmarks/insulation --remote: Figure 12 across two hosts.
 #
 # Host A, the sites, and host B, the FastCGI server(s), are network
 # namespaces this run makes and removes, joined by a veth pair with

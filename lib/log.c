@@ -23,12 +23,6 @@ log_init(int foreground, int verbose, const char *ident)
 	tzset();
 }
 
-void
-log_setverbose(int verbose)
-{
-	log_verbose = verbose;
-}
-
 int
 log_getverbose(void)
 {

@@ -6,7 +6,6 @@
 #include <stdarg.h>
 
 void log_init(int foreground, int verbose, const char *ident);
-void log_setverbose(int verbose);
 int  log_getverbose(void);
 void vlog(int pri, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

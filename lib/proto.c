@@ -310,25 +310,6 @@ proto_rx_step(int sock, struct proto_rx *rx, struct request *req, const char **w
 	return proto_decode(req->data, req->len, req, why);
 }
 
-int
-proto_recv_request(int sock, struct request *req, const char **why)
-{
-	struct proto_rx rx;
-	int r;
-
-	memset(req, 0, sizeof(*req));
-	req->fd = -1;
-	proto_rx_init(&rx);
-	/* a blocking socket: one step reads it all, or fails */
-	r = proto_rx_step(sock, &rx, req, why);
-	if (r == -EAGAIN || r == -EWOULDBLOCK) {
-		*why = "truncated request";
-		r = -EBADMSG;
-	}
-	proto_rx_free(&rx);
-	return r;
-}
-
 void
 proto_request_free(struct request *req)
 {
@@ -349,17 +330,6 @@ proto_reply_frame(struct buf *out, unsigned status, const char *body, size_t len
 	buf_add(out, hdr, sizeof(hdr));
 	buf_add(out, body, len);
 	return out->oom ? -ENOMEM : 0;
-}
-
-int
-proto_send_reply(int sock, unsigned status, const char *body, size_t len)
-{
-	uint32_t hdr[2] = { status, (uint32_t)len };
-	int r;
-
-	if ((r = write_all(sock, hdr, sizeof(hdr))) < 0)
-		return r;
-	return write_all(sock, body, len);
 }
 
 int

@@ -52,8 +52,6 @@ void proto_add(struct buf *body, const char *s);
 void proto_addf(struct buf *body, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 int proto_send_request(int sock, const struct buf *body, int fd);
-/* Receive one request; on a malformed one returns -EBADMSG and sets *why. */
-int proto_recv_request(int sock, struct request *req, const char **why);
 void proto_request_free(struct request *req);
 
 /* A request as it arrives in parts, on a non-blocking socket. */
@@ -74,7 +72,6 @@ void proto_rx_free(struct proto_rx *rx);
  */
 int proto_rx_step(int sock, struct proto_rx *rx, struct request *req, const char **why);
 
-int proto_send_reply(int sock, unsigned status, const char *body, size_t len);
 /* A whole reply, header and body, appended to out, to be sent later. */
 int proto_reply_frame(struct buf *out, unsigned status, const char *body, size_t len);
 int proto_recv_reply(int sock, unsigned *status, struct buf *body);

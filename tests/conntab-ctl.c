@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 
 #include "gates/socket/conntab.h"
+#include "tests/conntab-write.h"
 #include "gates/socket/socket.h"
 
 static void

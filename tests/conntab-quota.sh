@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Each VS's share of the socket gate's connection table (issue #15, item 6).
+# Each VS's share of the socket gate's connection table.
 # An unprivileged process in one VS opens more connections than the table
 # holds; another VS's requests to a gated service must still be classified
 # to it (not served and charged in the service's home VS), the abuser's

@@ -41,7 +41,7 @@ ready_f.write("ready\n")
 ready_f.close()
 
 # the header of a 25-byte request at once, then its body a byte at a time
-# (the attack of issue #15: it held vsd 38 s when a deadline was per read)
+# (it held vsd for many seconds when the deadline was per read)
 request = struct.pack("=I", 25) + b"list\0" + b"json=0\0" * 2 + b"a=bcd\0"
 end = time.monotonic() + 8
 next_drip = time.monotonic()

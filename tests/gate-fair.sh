@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Fairness of the accept gate to small VSs (issue 15, item 1). One gated
+# Fairness of the accept gate to small VSs. One gated
 # prefork service (2 workers, 5 ms of CPU per request) under `vsctl run`;
 # clients run inside their VSs (vsctl exec) and the socket gate classifies
 # them. Shares 40/40/5 (8, 8 and 2 client threads) and 70/20 (8 and 8), each

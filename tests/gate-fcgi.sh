@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Classification by request content (issue 16, items 2 and 3): ONE Apache
+# Classification by request content: ONE Apache
 # (Debian's apache2, mpm_event, unmodified) with two name-based vhosts in VS
 # front, ONE PHP-FPM pool (Debian's own pool config, changed only in its
 # listen address and pool size) under the accept gate with home VS php, and

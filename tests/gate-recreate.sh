@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # A VS destroyed and created again under the same name is a new VS (a new
 # id, a new cgroup): a gated service must serve its requests in it from the
-# first one (issue #15: "after vsctl destroy www1 --force and re-create, 2
-# of www1's first 50 requests ran in the home VS").
+# first one; before, a few of the re-created VS's first requests ran in the
+# home VS.
 #
 # The gate refreshes its VS table every 2 s, after an apply, and when a
 # connection of a VS it does not know arrives; the last one was held back

@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The supervisor's status socket (issue #15, item 11): mode 0600 whatever the
+# The supervisor's status socket: mode 0600 whatever the
 # umask, or 0660 with --status-group; SO_PEERCRED serves root and the group's
 # members and refuses anyone else, even with the file's mode widened.
-# And what it says of the wake-up flag (issue #17): --sync-wakeup auto, the
+# And what it says of the wake-up flag: --sync-wakeup auto, the
 # default, sets SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP exactly where vsd --check's
 # own probe finds it (Linux 6.6+; not on Debian 12's 6.1), off never does.
 . "${top_srcdir:-.}/tests/gate-lib.sh"

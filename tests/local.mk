@@ -26,6 +26,7 @@ tests_unit_test_rules_attrs_LDADD = rules/librules.a lib/libvsd.a
 # TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
 tests_unit_test_tos_LDADD = gates/socket/libgatesocket.a lib/libvsd.a
 # The connection table from user space (gates/socket/conntab.c) on a real BPF array.
+tests_unit_test_conntab_SOURCES = tests/unit/test-conntab.c tests/conntab-write.c tests/conntab-write.h
 tests_unit_test_conntab_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS)
 # The accept gate's queues and aging, the remaining share, the VS table and
@@ -63,7 +64,7 @@ tests_net_probe_SOURCES = tests/net-probe.c
 tests_socket_gate_ctl_SOURCES = tests/socket-gate-ctl.c
 tests_socket_gate_ctl_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_socket_gate_ctl_LDADD = $(GATESOCKET_LIBS)
-tests_conntab_ctl_SOURCES = tests/conntab-ctl.c
+tests_conntab_ctl_SOURCES = tests/conntab-ctl.c tests/conntab-write.c tests/conntab-write.h
 tests_conntab_ctl_CFLAGS = $(AM_CFLAGS) $(LIBBPF_CFLAGS)
 tests_conntab_ctl_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBBPF_LIBS)
 TESTS += tests/socket-gate.sh tests/socket-gate-vsd.sh

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# What the socket gate records, with a real accept gate (issue 17 item 4):
+# What the socket gate records, with a real accept gate:
 # in vsd's default mode (--record-conns gated) a VS's connection to the port
 # of a listener that `vsctl run --gate accept` gates is recorded (its
 # connecting side) and classified; one to an ungated port leaves no entry,

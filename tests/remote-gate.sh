@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Remote gating (vsrules(5) REMOTE, issue 19 item 2): two hosts, each a
+# Remote gating (vsrules(5) REMOTE): two hosts, each a
 # network namespace of this test's with its own vsd, joined by a veth pair.
 # Host A (198.18.0.1) runs the sites' VSs www1 (DSCP AF11) and www2 (AF21),
 # and www3 (AF31), which host B does not know. Host B (198.18.0.2) runs the

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Scale-out in one test (docs/scale-out.md, issue 19 item 5): Debian's
+# Scale-out in one test (docs/scale-out.md): Debian's
 # HAProxy in front of two site hosts and one shared-service host, each a
 # network namespace of this test's. Every host but the balancer runs its
 # own vsd from the SAME rule file (sites www1 and www2 with their DSCPs,

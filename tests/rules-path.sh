@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The path to a rule file is checked, not only the file (issue #15, item 10):
+# The path to a rule file is checked, not only the file:
 # a directory others can write lets them swap in another file, or a link to
 # one, between two reloads. Here an unprivileged user (nobody) really does
 # it; vsd must refuse, and change nothing. Sticky directories (as /tmp) and

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Services that run as a user (issue #15, item 9): `vsctl exec --user`,
+# Services that run as a user: `vsctl exec --user`,
 # `vsctl run --user`, and a rule file's `service ... user U group G`. The
 # command runs with that uid and gid (real, effective, saved, fs), the
 # user's supplementary groups, no capability in any set and no_new_privs;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# apply --prune of a rule file that drops a declared service and its home VS
-# (issue #14): one apply stops the service (SIGTERM, SIGKILL 10 s later),
+# apply --prune of a rule file that drops a declared service and its home VS:
+# one apply stops the service (SIGTERM, SIGKILL 10 s later),
 # waits until it is gone, then destroys the VS; when it returns nothing of
 # either is left. A process of anyone else in that VS still refuses the
 # apply, which then changes nothing, and a destroy that fails after the
@@ -57,7 +57,7 @@ like "$out" "destroy base" "dry run: the home VS would be destroyed"
 like "$out" "stop service echo" "dry run: the service would be stopped"
 is "$(svc echo "['pid']") $(vs_names)" "$SPID base www1" "dry run: nothing changes"
 
-# --- the issue: one apply --prune drops both
+# --- one apply --prune drops both
 out=$(vsctl apply --prune "$R/without.rules" 2>&1)
 st=$?
 is "$st" 0 "apply --prune of a file without the service and its home VS succeeds"

@@ -41,6 +41,51 @@
 #include "lib/cgroup.h"
 #include "lib/log.h"
 #include "gates/socket/gate-socket.h"
+#include "gates/socket/conntab.h"
+#include "lib/util.h"
+
+/* The connection table of the instance with this cgroup root, read-only. */
+static int
+conns_open(const char *cgroup_root, struct conntab *t)
+{
+	char path[PATH_MAX];
+	int r;
+
+	while (*cgroup_root == '/')
+		cgroup_root++;
+	if ((r = path_fmt(path, sizeof(path), "%s/%s/%s", VSD_BPFFS, cgroup_root,
+			  VSD_MAP_CONNS)) < 0)
+		return r;
+	if ((r = conntab_open(t, path)) < 0)
+		log_warnx("socket gate: cannot map the connection table %s: %s", path,
+			  strerror(-r));
+	return r;
+}
+
+/* The key of an accepted socket's connecting side (conntab_accepted_key). */
+static int
+accepted_key(int sock_fd, struct vsd_conn_key *k)
+{
+	struct sockaddr_storage peer, self;
+	socklen_t plen = sizeof(peer), slen = sizeof(self);
+
+	if (getpeername(sock_fd, (struct sockaddr *)&peer, &plen) < 0 ||
+	    getsockname(sock_fd, (struct sockaddr *)&self, &slen) < 0)
+		return -errno;
+	return conntab_accepted_key(&peer, &self, k);
+}
+
+/* The VS that made the connection sock_fd accepted: 0, or -ENOENT. */
+static int
+lookup_accepted(const struct conntab *t, int sock_fd, struct vsd_conn_val *v)
+{
+	struct vsd_conn_key k;
+	int r;
+
+	if ((r = accepted_key(sock_fd, &k)) < 0)
+		return r;
+	return conntab_lookup(t, &k, v);
+}
 
 static int
 parse_cfg(int argc, char **argv, struct gate_socket_cfg *cfg)
@@ -173,7 +218,7 @@ accept_lookup(struct gate_socket *g, const char *root, const char *addr, int gat
 	char buf[256];
 	ssize_t n;
 
-	if ((r = gate_socket_conns_open(root, &t)) < 0)
+	if ((r = conns_open(root, &t)) < 0)
 		return r;
 	if ((v6 && inet_pton(AF_INET6, addr, &a6.sin6_addr) != 1) ||
 	    (!v6 && inet_pton(AF_INET, addr, &a4.sin_addr) != 1))
@@ -198,7 +243,7 @@ accept_lookup(struct gate_socket *g, const char *root, const char *addr, int gat
 			gate_socket_gport_add(g, port, -1);
 		return r;
 	}
-	r = gate_socket_lookup_accepted(&t, c, &v);
+	r = lookup_accepted(&t, c, &v);
 	if (gated)
 		gate_socket_gport_add(g, port, -1);
 	if (r == 0)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# No client can hold the control socket (issue #15, item 7): with 80 idle
+# No client can hold the control socket: with 80 idle
 # connections and one that sends a byte every 1.5 s open, `vsctl list` still
 # answers within 1 s; the idle ones are closed at the 2 s deadline or pushed
 # out by the 64-connection cap, the oldest of the uid with the most first;

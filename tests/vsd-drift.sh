@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Limits changed behind vsd's back (issue #15, item 9): root inside a VS can
+# Limits changed behind vsd's back: root inside a VS can
 # rewrite its cgroup files, so `vsctl show` once said 10% while cpu.shares
 # was 262144. Here the test writes other values into the files of a VS of
 # its own private vsd; vsctl show (text and --json) reports each one with

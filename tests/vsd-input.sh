@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Unclear or inconsistent input handling (issue #15, item 12), on a real vsd:
+# Unclear or inconsistent input handling, on a real vsd:
 # names of cgroup control files refused as VS names, a default service name
 # made from any command's base name, messages that name the vsctl command
 # (exec, not the protocol's exec-self), too many passed descriptors, duplicate

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Where the accept gate's supervisor spends its time per accept, against the
-# mechanism's floor (benchmarks/notify-floor), for issue 17's rate target.
+# mechanism's floor (benchmarks/notify-floor), for the accept gate's rate target.
 # For each mode a fresh acceptbench server (as benchmarks/accept-cost runs
 # it: VS "home", clients in VS "www1", 4 client threads in a closed loop),
 # and `perf record -e cpu-clock -g` on the supervisor process alone while

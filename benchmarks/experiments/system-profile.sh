@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Where the whole machine's time goes per connection while 4 clients drive
 # one single-threaded accept-and-close server (benchmarks/accept-cost's
-# concurrent run), for issue 17's rate target: ungated, under the
+# concurrent run), for the accept gate's rate target: ungated, under the
 # mechanism's floor (benchmarks/notify-floor) and under the accept gate.
 # `perf record -a -e cpu-clock -g` on both CPUs; each sample is put in a
 # class by its task (the clients and the server are "acceptbench", the

@@ -75,9 +75,8 @@ conntab_unmap(struct conntab *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* A consistent copy of a LIVE slot: 1, or 0 if it is not LIVE. */
-static int
-slot_read(const struct vsd_conn_slot *s, struct vsd_conn_slot *out)
+int
+conntab_slot_read(const struct vsd_conn_slot *s, struct vsd_conn_slot *out)
 {
 	const slot_word *src = (const slot_word *)s;
 	slot_word *dst = (slot_word *)out;
@@ -116,7 +115,7 @@ conntab_lookup(const struct conntab *t, const struct vsd_conn_key *k, struct vsd
 		seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 		if (VSD_SLOT_STATE(seq) == VSD_SLOT_EMPTY)
 			break;		/* the key cannot lie further on */
-		if (slot_read(s, &c) && vsd_conn_key_eq(&c.key, k)) {
+		if (conntab_slot_read(s, &c) && vsd_conn_key_eq(&c.key, k)) {
 			*v = c.val;
 			return 0;
 		}
@@ -136,36 +135,16 @@ conntab_walk(const struct conntab *t,
 	if (!t->slot)
 		return 0;
 	for (i = 0; i <= t->mask; i++)
-		if (slot_read(&t->slot[i], &c) && (r = fn(&c.key, &c.val, arg)) != 0)
+		if (conntab_slot_read(&t->slot[i], &c) && (r = fn(&c.key, &c.val, arg)) != 0)
 			return r;
 	return 0;
 }
 
-/* LIVE -> DEAD; a slot that changed under us is passed, as in BPF. */
-static int
-slot_kill(struct vsd_conn_slot *s, uint32_t seq)
+int
+conntab_slot_kill(struct vsd_conn_slot *s, uint32_t seq)
 {
 	return __atomic_compare_exchange_n(&s->seq, &seq, seq + 1, 0,
 					   __ATOMIC_SEQ_CST, __ATOMIC_RELAXED);
-}
-
-int
-conntab_delete(struct conntab *t, const struct vsd_conn_key *k)
-{
-	struct vsd_conn_slot c;
-	uint32_t h = vsd_conn_hash(k), i;
-
-	if (!t->slot)
-		return -ENOENT;
-	for (i = 0; i < VSD_CONN_PROBE; i++) {
-		struct vsd_conn_slot *s = &t->slot[(h + i) & t->mask];
-
-		if (VSD_SLOT_STATE(__atomic_load_n(&s->seq, __ATOMIC_ACQUIRE)) == VSD_SLOT_EMPTY)
-			break;
-		if (slot_read(s, &c) && vsd_conn_key_eq(&c.key, k) && slot_kill(s, c.seq))
-			return 0;
-	}
-	return -ENOENT;
 }
 
 int
@@ -182,8 +161,8 @@ conntab_drop_vs(struct conntab *t, uint32_t vs_id, uint32_t *pooled)
 		return 0;
 	for (i = 0; i <= t->mask; i++) {
 		/* Unless the kernel deleted (or reused) it meanwhile. */
-		if (slot_read(&t->slot[i], &c) && c.val.vs_id == vs_id &&
-		    slot_kill(&t->slot[i], c.seq)) {
+		if (conntab_slot_read(&t->slot[i], &c) && c.val.vs_id == vs_id &&
+		    conntab_slot_kill(&t->slot[i], c.seq)) {
 			n++;
 			if ((c.val.flags & (VSD_CONN_COUNTED | VSD_CONN_POOL)) ==
 			    (VSD_CONN_COUNTED | VSD_CONN_POOL))
@@ -193,30 +172,6 @@ conntab_drop_vs(struct conntab *t, uint32_t vs_id, uint32_t *pooled)
 	if (pooled)
 		*pooled = np;
 	return n;
-}
-
-int
-conntab_insert(struct conntab *t, const struct vsd_conn_key *k, const struct vsd_conn_val *v)
-{
-	uint32_t h = vsd_conn_hash(k), i;
-
-	if (!t->slot)
-		return -EINVAL;
-	for (i = 0; i < VSD_CONN_PROBE; i++) {
-		struct vsd_conn_slot *s = &t->slot[(h + i) & t->mask];
-		uint32_t seq = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-
-		if (VSD_SLOT_STATE(seq) != VSD_SLOT_EMPTY && VSD_SLOT_STATE(seq) != VSD_SLOT_DEAD)
-			continue;
-		if (!__atomic_compare_exchange_n(&s->seq, &seq, VSD_SLOT_CLAIM(seq), 0,
-						 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-			continue;
-		memcpy(&s->key, k, sizeof(*k));
-		memcpy(&s->val, v, sizeof(*v));
-		__atomic_store_n(&s->seq, VSD_SLOT_CLAIM(seq) + 1, __ATOMIC_RELEASE);
-		return 0;
-	}
-	return -ENOSPC;
 }
 
 /* One side of the key; keep in sync with conn_key() in gates/socket/socket.bpf.c. */

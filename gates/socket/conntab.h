@@ -21,8 +21,8 @@ struct conntab {
 };
 
 /*
- * Maps the table behind a BPF map fd; writable for conntab_drop_vs() and
- * conntab_insert() (the fd must allow writing too).  -EINVAL if the map is
+ * Maps the table behind a BPF map fd; writable for conntab_drop_vs() (the
+ * fd must allow writing too).  -EINVAL if the map is
  * not a table of this layout (an older vsd's hash map, say).
  */
 int  conntab_map(struct conntab *t, int map_fd, int writable);
@@ -37,8 +37,6 @@ int  conntab_lookup(const struct conntab *t, const struct vsd_conn_key *k,
 int  conntab_walk(const struct conntab *t,
 		  int (*fn)(const struct vsd_conn_key *k, const struct vsd_conn_val *v, void *arg),
 		  void *arg);
-/* Deletes k as the BPF side does: 0, or -ENOENT. */
-int  conntab_delete(struct conntab *t, const struct vsd_conn_key *k);
 /*
  * Deletes every entry of the VS, as the BPF side would; returns how many.
  * *pooled (may be NULL) gets how many of them had taken from the shared
@@ -46,11 +44,12 @@ int  conntab_delete(struct conntab *t, const struct vsd_conn_key *k);
  */
 int  conntab_drop_vs(struct conntab *t, uint32_t vs_id, uint32_t *pooled);
 /*
- * Inserts as the BPF side does (the tests fill a table of their own with
- * it); -ENOSPC when the key's probe window has no free slot.
+ * The slot protocol shared with gates/socket/socket.bpf.c: a consistent copy
+ * of a LIVE slot (1, or 0 if it is not LIVE), and LIVE -> DEAD of the slot
+ * whose sequence word was seq (0 if it changed under us, as in BPF).
  */
-int  conntab_insert(struct conntab *t, const struct vsd_conn_key *k,
-		    const struct vsd_conn_val *v);
+int  conntab_slot_read(const struct vsd_conn_slot *s, struct vsd_conn_slot *out);
+int  conntab_slot_kill(struct vsd_conn_slot *s, uint32_t seq);
 
 /*
  * The key under which the socket gate recorded the connecting side of a

@@ -95,18 +95,6 @@ int  gate_socket_vs_conns(struct gate_socket *g, uint32_t vs_id, struct vsd_vs_c
 /* The pin directory, /sys/fs/bpf/vsd/<cgroup-root>. */
 const char *gate_socket_pindir(const struct gate_socket *g);
 
-/*
- * For readers in other processes (the accept gate): the connection table
- * of the vsd instance with this cgroup root, mapped read-only from its pin
- * (conntab_unmap() when done).
- */
-int gate_socket_conns_open(const char *cgroup_root, struct conntab *t);
-/*
- * The VS that made the connection sock_fd accepted: 0 and *v filled, or
- * -ENOENT when the connecting side is in no VS (or not on this host).
- */
-int gate_socket_lookup_accepted(const struct conntab *t, int sock_fd, struct vsd_conn_val *v);
-
 /* "127.0.0.1:80" / "[::1]:80" for one side of a key. */
 char *gate_socket_fmt_addr(int family, const uint32_t addr[4], uint16_t port,
 			   char *buf, size_t len);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* Internals shared by the socket gate's loader files (gate-socket*.c). */
+/* Internals shared by the socket gate's loader files (socket.c, socket-attach.c, socket-conns.c). */
 #ifndef VSD_GATE_SOCKET_PRIV_H
 #define VSD_GATE_SOCKET_PRIV_H
 

@@ -48,7 +48,8 @@
  * The accept gate therefore builds the key of an accepted connection as
  *   src = getpeername(), dst = getsockname(), dir = VSD_DIR_ACTIVE
  * and finds the VS of the process that connected
- * (gate_socket_lookup_accepted() in gates/socket/gate-socket.h does exactly that;
+ * (conntab_accepted_key() in gates/socket/conntab.h builds it, and
+ * gates/accept/classify.c looks it up;
  * the table is pinned at VSD_BPFFS "/" <cgroup-root> "/" VSD_MAP_CONNS).
  *
  * Addresses are in network byte order; an IPv4 address (also an IPv4-mapped

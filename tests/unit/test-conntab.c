@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 
 #include "gates/socket/conntab.h"
+#include "tests/conntab-write.h"
 #include "tap.h"
 
 #define SLOTS	8

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -62,6 +63,28 @@ keys(void)
 	ok(proto_check_keys(&req, "cpu cpu-max", "", &why) == 0, "cpu after cpu-max is no repeat");
 }
 
+/*
+ * Receive one whole request from a blocking socket, as vsd's event loop
+ * does in steps: -EBADMSG with *why for a malformed or truncated one.
+ */
+static int
+recv_request(int sock, struct request *req, const char **why)
+{
+	struct proto_rx rx;
+	int r;
+
+	memset(req, 0, sizeof(*req));
+	req->fd = -1;
+	proto_rx_init(&rx);
+	r = proto_rx_step(sock, &rx, req, why);
+	if (r == -EAGAIN || r == -EWOULDBLOCK) {
+		*why = "truncated request";
+		r = -EBADMSG;
+	}
+	proto_rx_free(&rx);
+	return r;
+}
+
 /* Send raw bytes, then read them as vsd would. */
 static int
 over_socket(const void *raw, size_t len, int close_after, const char **why)
@@ -74,7 +97,7 @@ over_socket(const void *raw, size_t len, int close_after, const char **why)
 		r = (int)write(sv[0], raw, len);
 	if (close_after)
 		close(sv[0]);
-	r = proto_recv_request(sv[1], &req, why);
+	r = recv_request(sv[1], &req, why);
 	proto_request_free(&req);
 	if (!close_after)
 		close(sv[0]);
@@ -104,7 +127,7 @@ framing(void)
 	proto_add(&b, "exec-self");
 	proto_add(&b, "name=www1");
 	ok(proto_send_request(sv[0], &b, 1) == 0, "send with fd");
-	ok(proto_recv_request(sv[1], &req, &why) == 0 && req.fd >= 0 && req.argc == 2, "fd received");
+	ok(recv_request(sv[1], &req, &why) == 0 && req.fd >= 0 && req.argc == 2, "fd received");
 	proto_request_free(&req);
 	close(sv[0]);
 	close(sv[1]);
@@ -119,7 +142,9 @@ replies(void)
 	int sv[2];
 
 	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
-	proto_send_reply(sv[0], 1, "no such VS\n", 11);
+	ok(proto_reply_frame(&body, 1, "no such VS\n", 11) == 0 &&
+	    write(sv[0], body.p, body.len) == (ssize_t)body.len, "reply framed and sent");
+	buf_reset(&body);
 	ok(proto_recv_reply(sv[1], &status, &body) == 0 && status == 1, "error reply");
 	is_str(body.p, "no such VS\n", "error body");
 	close(sv[0]);

@@ -24,7 +24,11 @@ import re
 import sys
 
 top = sys.argv[1]
-NUM = re.compile(r'(?<![\w.,/-])(\d+\.\d+)(?![\w.]?\d)(?:\s?(µs|us|ns|ms|s|%)(?![\w]))?')
+NUM = re.compile(r'(?<![\w.,/-])(\d+\.\d+)(?![\w.]?\d)'
+                 r'(?:\s?(µs|us|\\\(\*ms|ns|ms|s|%|microseconds|milliseconds|nanoseconds|'
+                 r'seconds)(?![\w]))?')
+UNIT = {'us': 'µs', '\\(*ms': 'µs', 'microseconds': 'µs', 'milliseconds': 'ms',
+        'nanoseconds': 'ns', 'seconds': 's'}
 SPEC = re.compile(r'(target\w*|>=|<=|≥|≤|at least|at most|within|±|linux|kernel|php|'
                   r'apache|debian|version|-v|[<>]|\\\(>=|\\\(<=|cpu|shares? of|load average)\W{0,3}$', re.I)
 
@@ -39,7 +43,7 @@ def figures(path):
             for m in NUM.finditer(line):
                 if SPEC.search(line[max(0, m.start() - 14):m.start()]):
                     continue
-                unit = {'us': 'µs'}.get(m.group(2), m.group(2) or '')
+                unit = UNIT.get(m.group(2), m.group(2) or '')
                 if not unit and not re.fullmatch(r'\d+\.\d\d+', m.group(1)):
                     continue        # 6.1, 0.8: versions and round targets more often than figures
                 if re.fullmatch(r'1\.0+', m.group(1)):

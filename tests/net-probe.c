@@ -29,6 +29,8 @@
  * With NET_PROBE_TOS=N in the environment, "tcp" sets IP_TOS (an IPv6
  * socket: IPV6_TCLASS) to N itself, as a tenant would, before connect() and
  * again before sending, and reports what getsockopt() then says (tos_get=).
+ * NET_PROBE_TOS=empty sets IP_TOS with an empty value (optlen 0), which the
+ * kernel takes as 0.
  *
  * Reports are "key=value" lines: local=, mark=, priority=, syn_tos=,
  * data_tos=, synack_tos=, reply_tos= (the server's), udp_tos=,
@@ -269,6 +271,11 @@ own_tos(int s, int family)
 
 	if (!v)
 		return;
+	if (!strcmp(v, "empty")) {
+		if (setsockopt(s, IPPROTO_IP, IP_TOS, &tos, 0))
+			die("setsockopt(IP_TOS, optlen 0)");
+		return;
+	}
 	tos = (int)strtol(v, NULL, 0);
 	if (family == AF_INET6 ? setsockopt(s, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos))
 	    : setsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))

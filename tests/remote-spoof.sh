@@ -164,6 +164,10 @@ like "$out" "data_tos=72$" "(e) and its data after the setsockopt on the connect
 like "$out" "tos_get=72$" "(e) and getsockopt(IP_TOS) says 0x48"
 out=$(probe www2 $AF11 ::1 "$p6")
 like "$out" "data_tos=72$" "(e) the same for IPv6's traffic class"
+# an empty value is TOS 0 to the kernel: a VS that could drop its DSCP
+# would be served in the remote service's home VS instead of its own
+out=$(probe www2 empty 127.0.0.1 "$p4")
+like "$out" "data_tos=72$" "(e) setsockopt(IP_TOS) with an empty value leaves AF21 too"
 
 # the setsockopt hook is one more pinned link per VS, and goes with it
 pins() { ls -d /sys/fs/bpf/vsd/vsd-t$$-a/vs*/setsockopt 2>/dev/null | wc -l; }

@@ -594,15 +594,26 @@ int vsd_setsockopt(struct bpf_sockopt *ctx)
 	if (!(cfg = vs_cfg()))
 		return 1;
 	want = vs_tos(cfg);
-	if (p + sizeof(int) <= end) {
+	/*
+	 * optlen, not optval_end, says what the caller gave: the buffer is
+	 * at least 16 bytes whatever optlen is (kernel/bpf/cgroup.c).
+	 */
+	if (ctx->optlen >= (int)sizeof(int) && p + sizeof(int) <= end) {
 		v = *(int *)p;
 		/* IPV6_TCLASS: -1 is the default, past 0xff an error the kernel gives */
 		if (ctx->level == SOL_IPV6 && (v < -1 || v > 0xff))
 			return 1;
 		*(int *)p = want | (v >= 0 ? v & 3 : 0);
-	} else if (p + 1 <= end) {
+	} else if (ctx->optlen >= 1 && p + 1 <= end) {
 		/* IP_TOS also takes a single byte */
 		*p = (__u8)(want | (*p & 3));
+	} else if (ctx->level == SOL_IP) {
+		/*
+		 * IP_TOS with an empty value is TOS 0 to the kernel, nothing
+		 * to rewrite: optlen -1 skips the kernel's handler, the call
+		 * succeeds and the socket keeps its TOS.
+		 */
+		ctx->optlen = -1;
 	}
 	return 1;
 }

@@ -18,8 +18,8 @@
 #   (d) a process in A's www0 (no DSCP) sets IP_TOS=AF11: its SYN and data
 #       leave with TOS 0 (seen on the wire, IPv4 and IPv6), getsockopt says
 #       0, and B serves it in its home VS;
-#   (e) a process in A's www2 (AF21) sets AF11: its packets keep AF21, and
-#       B charges www2;
+#   (e) a process in A's www2 (AF21) sets AF11, or an empty IP_TOS (0 to
+#       the kernel): its packets keep AF21, and B charges www2;
 #   (f) a remote line without "from" is refused with FILE:LINE:COLUMN and
 #       nothing changes.
 . "$(dirname "$0")/lib.sh"

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Remote lines checked and compiled (vsrules(5) REMOTE): the VS must be
- * declared, a DSCP names one VS, DSCP 0 names none (it is what every
+ * declared, a DSCP names one VS (whatever sources the lines trust: the
+ * mark carries the VS, not the source), DSCP 0 names none (it is what every
  * unmarked packet carries), and the home VS of a service must not set a
  * mark when there are remote lines: an accepted socket takes its
  * listener's mark before the SYN's (inet_request_mark(), every kernel with
@@ -29,7 +30,7 @@ check_remotes(struct rules_ctx *c)
 		return;
 	}
 	for (i = 0; i < c->nremotes; i++) {
-		const struct remote_decl *x = &c->remotes[i];
+		struct remote_decl *x = &c->remotes[i];
 		struct rules_remote *y;
 		int v;
 
@@ -56,6 +57,11 @@ check_remotes(struct rules_ctx *c)
 		y->dscp = x->dscp;
 		y->vs = v;
 		y->loc = x->loc;
+		/* the sources go with the line, one owner */
+		y->from = x->from;
+		y->nfrom = x->nfrom;
+		x->from = NULL;
+		x->nfrom = 0;
 	}
 	if (!rs->nremotes)
 		return;

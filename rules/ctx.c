@@ -232,8 +232,10 @@ ctx_free(struct rules_ctx *c)
 	for (i = 0; i < c->nsites; i++)
 		site_decl_free(&c->sites[i]);
 	free(c->sites);
-	for (i = 0; i < c->nremotes; i++)
+	for (i = 0; i < c->nremotes; i++) {
 		free(c->remotes[i].vs);
+		free(c->remotes[i].from);
+	}
 	free(c->remotes);
 	free(c->plans);
 	free(c->groups);

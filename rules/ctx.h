@@ -118,6 +118,8 @@ struct site_decl {
 struct remote_decl {
 	uint8_t		 dscp;		/* 0-63 */
 	char		*vs;		/* NULL if the line had an error */
+	struct rules_prefix *from;	/* its sources (moved to rules_remote) */
+	size_t		 nfrom, cfrom;
 	struct rules_loc loc, vs_at;
 };
 
@@ -216,6 +218,8 @@ void check_budgets(struct rules_ctx *c);
 void compile_rules(struct rules_ctx *c);
 /* write.c: one rule as rules_write() writes it, without the newline */
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
+/* prefix.c: "ADDR[/LEN]" -> p, 0 or -1 with *why */
+int parse_prefix(const char *s, struct rules_prefix *p, const char **why);
 /* write.c: one remote line, without the newline */
 void write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x);
 

@@ -24,7 +24,7 @@ is_word(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
 	    (ch >= '0' && ch <= '9') || ch == '_' || ch == '-' || ch == '.' ||
-	    ch == '%' || ch == '/';
+	    ch == '%' || ch == '/' || ch == ':';	/* ':' for IPv6 addresses */
 }
 
 static void

@@ -13,7 +13,7 @@ rules_librules_a_SOURCES = \
 	rules/attrs.h rules/norm.c rules/parse-site.c rules/content.c rules/attrs.c \
 	rules/lex.h rules/lex.c \
 	rules/parse.h rules/parse.c rules/parse-decl.c rules/parse-rule.c \
-	rules/parse-remote.c rules/check-remote.c \
+	rules/parse-remote.c rules/check-remote.c rules/prefix.c \
 	rules/expand.c \
 	rules/open.c rules/file.c \
 	rules/check.c rules/budget.c rules/net.c rules/net.h \
@@ -36,7 +36,7 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/fuzz-rules.c \
 	$(srcdir)/rules/rules.c $(srcdir)/rules/ctx.c $(srcdir)/rules/names.c \
 	$(srcdir)/rules/lex.c $(srcdir)/rules/parse.c $(srcdir)/rules/parse-decl.c \
-	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/parse-remote.c $(srcdir)/rules/check-remote.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c $(srcdir)/rules/open.c \
+	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/parse-remote.c $(srcdir)/rules/check-remote.c $(srcdir)/rules/prefix.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c $(srcdir)/rules/open.c \
 	$(srcdir)/rules/check.c $(srcdir)/rules/budget.c $(srcdir)/rules/net.c $(srcdir)/rules/compile.c \
 	$(srcdir)/rules/query.c $(srcdir)/rules/dump.c $(srcdir)/rules/write.c \
 	$(srcdir)/rules/nexpr.c $(srcdir)/rules/words.c $(srcdir)/rules/pat.c \

@@ -70,6 +70,8 @@ rules_free(struct rules *rs)
 	free(rs->groups);
 	free(rs->services);
 	free(rs->rules);
+	for (i = 0; rs->remotes && i < rs->nremotes; i++)
+		free(rs->remotes[i].from);
 	free(rs->remotes);
 	free(rs->sorted);
 	names_free(rs->vs_names);

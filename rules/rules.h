@@ -123,15 +123,25 @@ struct rules_service {
 /* The documented default bound (vsrules(5), SITES AND CONTENT RULES). */
 #define RULES_ATTRS_TIMEOUT_MS	200
 #define RULES_ATTRS_TIMEOUT_MAX	10000	/* the largest attrs-timeout a file may set */
+/* An address prefix (prefix.c): addr has no bit set past len. */
+struct rules_prefix {
+	uint8_t		 family;	/* AF_INET or AF_INET6 */
+	uint8_t		 len;		/* 0-32 or 0-128 */
+	uint8_t		 addr[16];	/* network order; IPv4 in the first 4 */
+};
+
 /*
- * "remote dscp D => VS": connections that arrive from another host with
- * DSCP D are VS's (vsd/remote.c turns these into an nftables table, the
- * accept gate classifies by the mark it sets). Several DSCPs may name one
- * VS; one DSCP names at most one VS.
+ * "remote dscp D from PREFIX... => VS": connections that arrive from a
+ * source in one of the prefixes with DSCP D are VS's (vsd/remote.c turns
+ * these into an nftables table, the accept gate classifies by the mark it
+ * sets). Every line names the sources it trusts: any host can send any
+ * DSCP. Several DSCPs may name one VS; one DSCP names at most one VS.
  */
 struct rules_remote {
 	uint8_t		 dscp;		/* 1-63 (0 is unmarked traffic) */
 	int		 vs;		/* VS index */
+	struct rules_prefix *from;	/* the trusted sources, at least one */
+	size_t		 nfrom;
 	struct rules_loc loc;
 };
 
@@ -373,5 +383,7 @@ void rules_dump(const struct rules *rs, struct buf *out);
  * vsd hands this to the accept gate (rules/write.c).
  */
 void rules_write(const struct rules *rs, struct buf *out);
+/* A remote line's source prefix as "ADDR/LEN" (nftables reads it too). */
+void rules_prefix_write(struct buf *b, const struct rules_prefix *p);
 
 #endif

@@ -45,7 +45,14 @@ write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
 void
 write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x)
 {
-	buf_printf(b, "remote dscp %u => %s", x->dscp, rs->vs[x->vs].name);
+	size_t i;
+
+	buf_printf(b, "remote dscp %u from", x->dscp);
+	for (i = 0; i < x->nfrom; i++) {
+		buf_add(b, " ", 1);
+		rules_prefix_write(b, &x->from[i]);
+	}
+	buf_printf(b, " => %s", rs->vs[x->vs].name);
 }
 
 /*

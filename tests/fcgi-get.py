@@ -3,7 +3,8 @@
 # One FastCGI request (the responder role, as Apache's mod_proxy_fcgi sends
 # it: BEGIN_REQUEST, PARAMS, empty PARAMS, empty STDIN) to HOST:PORT; prints
 # the response's stdout stream and exits 0 if the request completed.
-#   fcgi-get.py HOST PORT [NAME=VALUE ...]
+#   fcgi-get.py [--tos TOS] HOST PORT [NAME=VALUE ...]
+# --tos sets the socket's IP_TOS before it connects, as any process may.
 import socket
 import struct
 import sys
@@ -19,12 +20,22 @@ def pair(k, v):
 
 
 def main():
-    host, port = sys.argv[1], int(sys.argv[2])
-    params = dict(a.split("=", 1) for a in sys.argv[3:])
+    args, tos = sys.argv[1:], None
+    if args[:1] == ["--tos"]:
+        tos, args = int(args[1], 0), args[2:]
+    host, port = args[0], int(args[1])
+    params = dict(a.split("=", 1) for a in args[2:])
     params.setdefault("REQUEST_METHOD", "GET")
     params.setdefault("SCRIPT_NAME", "/ad")
     body = b"".join(pair(k, v) for k, v in params.items())
-    s = socket.create_connection((host, port), timeout=10)
+    s = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    s.settimeout(10)
+    if tos is not None:
+        if ":" in host:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_TCLASS, tos)
+        else:
+            s.setsockopt(socket.IPPROTO_IP, socket.IP_TOS, tos)
+    s.connect((host, port))
     s.sendall(record(1, struct.pack("!HB5x", 1, 0)) + record(4, body) + record(4, b"") +
               record(5, b""))
     out, buf = b"", b""

@@ -203,8 +203,8 @@ endif
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
 TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 # Remote gating: hosts as network namespaces (tests/remote-lib.sh)
-TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
-dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
+TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
+dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 

@@ -26,6 +26,12 @@
  *                                        keep the socket (CLOSE_WAIT) until
  *                                        FILE exists
  *
+ * With NET_PROBE_TOS=N in the environment, "tcp" sets IP_TOS (an IPv6
+ * socket: IPV6_TCLASS) to N itself, as a tenant would, before connect() and
+ * again before sending, and reports what getsockopt() then says (tos_get=).
+ * NET_PROBE_TOS=empty sets IP_TOS with an empty value (optlen 0), which the
+ * kernel takes as 0.
+ *
  * Reports are "key=value" lines: local=, mark=, priority=, syn_tos=,
  * data_tos=, synack_tos=, reply_tos= (the server's), udp_tos=,
  * udp_tos_last= (the TOS byte, or the IPv6 traffic class; -1 when no
@@ -256,6 +262,41 @@ do_serve(const char *addr, unsigned port)
 	}
 }
 
+/* NET_PROBE_TOS: set the socket's own TOS, as an application may. */
+static void
+own_tos(int s, int family)
+{
+	const char *v = getenv("NET_PROBE_TOS");
+	int tos;
+
+	if (!v)
+		return;
+	if (!strcmp(v, "empty")) {
+		if (setsockopt(s, IPPROTO_IP, IP_TOS, &tos, 0))
+			die("setsockopt(IP_TOS, optlen 0)");
+		return;
+	}
+	tos = (int)strtol(v, NULL, 0);
+	if (family == AF_INET6 ? setsockopt(s, IPPROTO_IPV6, IPV6_TCLASS, &tos, sizeof(tos))
+	    : setsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)))
+		die("setsockopt(TOS)");
+}
+
+static void
+report_tos(int s, int family)
+{
+	socklen_t len = sizeof(int);
+	int tos = -1;
+
+	if (!getenv("NET_PROBE_TOS"))
+		return;
+	if (family == AF_INET6)
+		getsockopt(s, IPPROTO_IPV6, IPV6_TCLASS, &tos, &len);
+	else
+		getsockopt(s, IPPROTO_IP, IP_TOS, &tos, &len);
+	printf("tos_get=%d\n", tos);
+}
+
 /* A TCP connection to ADDR PORT; prints its local address ("local="). */
 static int
 tcp_connect(const char *addr, unsigned port, struct tuple *t)
@@ -267,8 +308,10 @@ tcp_connect(const char *addr, unsigned port, struct tuple *t)
 
 	if ((s = socket(ss.ss_family, SOCK_STREAM, 0)) < 0)
 		die("socket");
+	own_tos(s, ss.ss_family);
 	if (connect(s, (struct sockaddr *)&ss, len) < 0)
 		die("connect");
+	own_tos(s, ss.ss_family);
 	tuple_of(s, t);
 	inet_ntop(t->family, t->src, la, sizeof(la));
 	printf(t->family == AF_INET6 ? "local=[%s]:%u\n" : "local=%s:%u\n", la, t->sport);
@@ -284,6 +327,7 @@ do_tcp(const char *addr, unsigned port, const char *hold)
 
 	s = tcp_connect(addr, port, &t);
 	report_sockopts(s);
+	report_tos(s, t.family);
 	fflush(stdout);
 	if (write(s, "hello", 5) != 5 || read(s, buf, sizeof(buf)) <= 0)
 		die("echo");

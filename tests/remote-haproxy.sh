@@ -41,8 +41,8 @@ w hosting.rules <<'R'
 vs ads cpu 10%
 vs www1 cpu 40% dscp af11
 vs www2 cpu 40% dscp af21
-remote dscp af11 => www1
-remote dscp af21 => www2
+remote dscp af11 from 198.18.3.1 => www1
+remote dscp af21 from 198.18.4.1 => www2
 R
 for h in s1 s2 svc; do
 	on $h sh -c 'echo 1 > /proc/sys/net/ipv4/tcp_fwmark_accept'

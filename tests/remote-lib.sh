@@ -18,6 +18,10 @@
 #                                 vsd-t<pid>-NAME); sets SOCK_NAME, PID_NAME; stopped and
 #                                 cleaned up on exit
 #   at NAME vsctl ARGS...         vsctl of host NAME's vsd, in its namespace
+#   ads_up NAME LISTEN FROM ADDR  fcgi-demo's ad server under host NAME's
+#                                 accept gate (service ads, home VS ads),
+#                                 listening on LISTEN; returns once it runs
+#                                 and host FROM connects to ADDR:9000
 command -v nsenter >/dev/null || skip_all "nsenter is missing (util-linux)"
 command -v ip >/dev/null || skip_all "ip is missing (iproute2)"
 
@@ -73,4 +77,15 @@ at() {
 	eval "sock=\$SOCK_$h"
 	shift	# "vsctl"
 	VSD_SOCKET=$sock on "$h" "$VSCTL" "$@"
+}
+
+ads_up() {
+	local h=$1 listen=$2 from=$3 addr=$4 sock
+	eval "sock=\$SOCK_$h"
+	(at "$h" vsctl run --home ads --name ads -- "$ADSERVER" --listen "$listen" \
+		--busy-max-ms 2 >"$VSD_TMP/ads-$h.out" 2>&1) &
+	on_exit "kill $!; wait $!"
+	_ads_ready() { [ "$(VSD_SOCKET=$sock svc ads "['state']")" = running ] &&
+		on "$from" python3 -c "import socket; socket.create_connection(('$addr', 9000), 2).close()"; }
+	wait_until _ads_ready
 }

@@ -10,7 +10,7 @@ lib=$top_builddir/rules/librules.a
 command -v nm >/dev/null || { echo "1..0 # SKIP no nm"; exit 0; }
 nm -A "$lib" 2>/dev/null | awk '
 BEGIN {
-	split("words:0 names:0 nexpr:0 pat:0 norm:0 ctx:1 expand:2 lex:2 open:2 net:2 parse:3 parse-decl:3 parse-rule:3 parse-site:3 parse-remote:3 file:3 query:4 attrs:4 budget:4 check:5 check-remote:5 compile:5 content:5 write:5 rules:6 dump:6", L, " ")
+	split("words:0 names:0 nexpr:0 pat:0 norm:0 prefix:0 ctx:1 expand:2 lex:2 open:2 net:2 parse:3 parse-decl:3 parse-rule:3 parse-site:3 parse-remote:3 file:3 query:4 attrs:4 budget:4 check:5 check-remote:5 compile:5 content:5 write:5 rules:6 dump:6", L, " ")
 	for (i in L) { split(L[i], kv, ":"); layer[kv[1]] = kv[2] }
 }
 {

@@ -95,7 +95,7 @@ out=$("$B/socket-gate-ctl" "$ROOT" attach "$CG1" 1 tos=0x28 mark=42 prio=5 2>&1)
 	"$B/socket-gate-ctl" "$ROOT" attach "$CG2" 2 tos=0xb8 2>&1 && ok "attach two VSs" ||
 	fail "attach two VSs" "$out"
 pins=$(ls "/sys/fs/bpf/vsd/$ROOT/vs1" 2>&1 | tr '\n' ' ')
-check "links pinned per VS" 'connect4 connect6 sendmsg4 sendmsg6 sock_create sockops' "$pins"
+check "links pinned per VS" 'connect4 connect6 sendmsg4 sendmsg6 setsockopt sock_create sockops' "$pins"
 
 # Faults: a verifier refusal is logged with the verifier's words and
 # changes nothing; a failed attach leaves nothing of the VS behind.

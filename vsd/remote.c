@@ -2,10 +2,13 @@
 /*
  * The remote side of the gates (vsrules(5) REMOTE). A shared service on this
  * host serves VSs that live on other hosts; their socket gates put the VS's
- * DSCP on every packet. "remote dscp D => VS" lines become one nftables
- * table that vsd owns, named after the cgroup root (`inet vsd` by default):
- * a prerouting rule per DSCP and family that sets the mark
- * VSD_REMOTE_MARK | VS id (lib/remote-mark.h) on the connection's SYN. With
+ * DSCP on every packet. "remote dscp D from PREFIX... => VS" lines become
+ * one nftables table that vsd owns, named after the cgroup root (`inet vsd`
+ * by default): a prerouting rule per line and family that sets the mark
+ * VSD_REMOTE_MARK | VS id (lib/remote-mark.h) on the SYN of a connection
+ * whose source is in the line's prefixes. Any host can put any DSCP on a
+ * packet, and a process on this host outside every VS can set IP_TOS:
+ * without the source the DSCP proves nothing. With
  * net.ipv4.tcp_fwmark_accept = 1 the accepted socket takes the SYN's mark
  * (inet_request_mark(): only when the listener has no mark of its own), and
  * the accept gate reads it back with SO_MARK when its connection table has
@@ -35,6 +38,7 @@
 #include <inttypes.h>
 #include <nftables/libnftables.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "lib/log.h"
 #include "lib/remote-mark.h"
@@ -44,13 +48,35 @@
 
 #define FWMARK_ACCEPT	"/proc/sys/net/ipv4/tcp_fwmark_accept"
 
+/*
+ * One line's rule for one family: its SYNs from the line's prefixes of that
+ * family (an anonymous set, which nftables merges where prefixes overlap);
+ * none if the line trusts no source of the family.
+ */
+static void
+rule_text(struct buf *b, const struct rules_remote *x, int family, uint32_t mark,
+    const char *name)
+{
+	const char *fam = family == AF_INET ? "ip" : "ip6";
+	size_t i, n = 0;
+
+	for (i = 0; i < x->nfrom; i++) {
+		if (x->from[i].family != family)
+			continue;
+		buf_printf(b, n++ ? ", " : "\t\ttcp flags & (syn | ack) == syn %s saddr { ", fam);
+		rules_prefix_write(b, &x->from[i]);
+	}
+	if (n)
+		buf_printf(b, " } %s dscp %u meta mark set 0x%08" PRIx32 " comment \"%s\"\n",
+			   fam, x->dscp, mark, name);
+}
+
 /* The table: remove it (it may not exist), then, with lines, make it anew,
  * in one transaction. */
 static int
 table_text(struct vsd *d, const struct rules *rs, uint32_t guess_id, struct buf *b,
     struct buf *errs)
 {
-	static const char *const fam[] = { "ip", "ip6" };
 	size_t i;
 	int f;
 
@@ -73,9 +99,7 @@ table_text(struct vsd *d, const struct rules *rs, uint32_t guess_id, struct buf 
 			return -ERANGE;
 		}
 		for (f = 0; f < 2; f++)
-			buf_printf(b, "\t\ttcp flags & (syn | ack) == syn %s dscp %u "
-				   "meta mark set 0x%08" PRIx32 " comment \"%s\"\n", fam[f],
-				   x->dscp, VSD_REMOTE_MARK | id, name);
+			rule_text(b, x, f ? AF_INET6 : AF_INET, VSD_REMOTE_MARK | id, name);
 	}
 	buf_printf(b, "\t}\n}\n");
 	return b->oom ? -ENOMEM : 0;

@@ -11,7 +11,7 @@
 /* Order of the hooks: also the order of attaching. */
 enum gs_hook_idx {
 	GS_SOCK_CREATE, GS_SOCKOPS, GS_CONNECT4, GS_CONNECT6,
-	GS_SENDMSG4, GS_SENDMSG6, GS_NHOOKS,
+	GS_SENDMSG4, GS_SENDMSG6, GS_SETSOCKOPT, GS_NHOOKS,
 };
 enum gs_map_idx {
 	GS_MAP_CONNS, GS_MAP_VSCFG, GS_MAP_STATS, GS_MAP_VSCONNS, GS_MAP_CONNLIM,

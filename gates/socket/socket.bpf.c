@@ -85,6 +85,18 @@ static __always_inline struct vsd_vscfg *vs_cfg(void)
 #define TOS_V6	2
 
 /*
+ * The TOS byte of every socket of a VS: its DSCP setting, or 0 where it has
+ * none. A VS without a DSCP is not left to choose one: a remote host's
+ * vsd takes the DSCP of a trusted source's SYN as the VS's (vsrules(5)
+ * REMOTE), so a tenant that set another VS's DSCP would be charged as that
+ * VS there.
+ */
+static __always_inline int vs_tos(const struct vsd_vscfg *cfg)
+{
+	return cfg->flags & VSD_CFG_TOS ? cfg->tos : 0;
+}
+
+/*
  * IP_TOS / IPV6_TCLASS through bpf_setsockopt(); ctx is any program type
  * that has the helper.  With check, only when the value differs: setting
  * IP_TOS resets the socket's cached route (sk_dst_reset), which would cost
@@ -97,7 +109,7 @@ static __always_inline struct vsd_vscfg *vs_cfg(void)
 static __always_inline void set_tos(void *ctx, int which, const struct vsd_vscfg *cfg,
 				    int check)
 {
-	int v = 0, want = cfg->tos;
+	int v = 0, want = vs_tos(cfg);
 
 	if ((which & TOS_V6) && (!check ||
 	    bpf_getsockopt(ctx, SOL_IPV6, IPV6_TCLASS, &v, sizeof(v)) || v != want))
@@ -442,9 +454,7 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	switch (op) {
 	case BPF_SOCK_OPS_TCP_LISTEN_CB:
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
-		if (cfg->flags & VSD_CFG_TOS)
-			set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4,
-				cfg, 1);
+		set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4, cfg, 1);
 		break;
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		/*
@@ -471,7 +481,8 @@ int vsd_sockops(struct bpf_sock_ops *skops)
  * connect() of any socket and sendmsg() with an address on a datagram
  * socket (UDP has no sockops).  connect() runs before the route lookup, so
  * a TCP socket's route is looked up with its final TOS and its SYN carries
- * it; an application's own IP_TOS set before connect() is overridden here.
+ * it; an application's own IP_TOS set before connect() (by a socket made
+ * before the setsockopt hook below was attached) is overridden here.
  * sendmsg() runs on every unconnected send.  Linux 6.x copies the TOS for a datagram before
  * the sendmsg hook runs, so the first datagram an unconnected socket sends
  * leaves without it (vsd.8, BUGS); connected UDP is covered from the start.
@@ -483,7 +494,7 @@ static __always_inline int sockaddr_tos(struct bpf_sock_addr *ctx, int family, i
 	if (ctx->type != SOCK_DGRAM && ctx->type != SOCK_STREAM)
 		return 1;
 	cfg = vs_cfg();
-	if (!cfg || !(cfg->flags & VSD_CFG_TOS))
+	if (!cfg)
 		return 1;
 	/*
 	 * An IPv6 socket needs the one its destination's packets use: an
@@ -550,5 +561,61 @@ int vsd_sendmsg4(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET, 
 
 SEC("cgroup/sendmsg6")
 int vsd_sendmsg6(struct bpf_sock_addr *ctx) { return sockaddr_tos(ctx, AF_INET6, 1); }
+
+/*
+ * setsockopt(IP_TOS) and setsockopt(IPV6_TCLASS) on a VS's socket: the
+ * value is rewritten to the VS's (vs_tos()), keeping the application's ECN
+ * bits, and the call succeeds, so software that sets its own TOS (OpenSSH's
+ * IPQoS, for one) keeps working and getsockopt() shows the value in force;
+ * refusing with EPERM would make it log errors or give up (docs/DESIGN.md).
+ * The socket's cgroup decides, not the caller's, as for every hook here.
+ * Not covered: a per-datagram IP_TOS or IPV6_TCLASS control message on
+ * sendmsg() (UDP and raw sockets; TCP ignores it), which no cgroup hook
+ * sees (vsd(8), SECURITY).  cgroup/setsockopt exists since Linux 5.3.
+ */
+SEC("cgroup/setsockopt")
+int vsd_setsockopt(struct bpf_sockopt *ctx)
+{
+	__u8 *p = ctx->optval, *end = ctx->optval_end;
+	struct vsd_vscfg *cfg;
+	int v, want;
+
+	if (!((ctx->level == SOL_IP && ctx->optname == IP_TOS) ||
+	      (ctx->level == SOL_IPV6 && ctx->optname == IPV6_TCLASS))) {
+		/*
+		 * Not ours.  Past a page the program sees a truncated copy;
+		 * optlen 0 hands the kernel the caller's own buffer (before
+		 * Linux 6.5 leaving it made such a call fail with EFAULT).
+		 */
+		if (ctx->optlen > 4096)
+			ctx->optlen = 0;
+		return 1;
+	}
+	if (!(cfg = vs_cfg()))
+		return 1;
+	want = vs_tos(cfg);
+	/*
+	 * optlen, not optval_end, says what the caller gave: the buffer is
+	 * at least 16 bytes whatever optlen is (kernel/bpf/cgroup.c).
+	 */
+	if (ctx->optlen >= (int)sizeof(int) && p + sizeof(int) <= end) {
+		v = *(int *)p;
+		/* IPV6_TCLASS: -1 is the default, past 0xff an error the kernel gives */
+		if (ctx->level == SOL_IPV6 && (v < -1 || v > 0xff))
+			return 1;
+		*(int *)p = want | (v >= 0 ? v & 3 : 0);
+	} else if (ctx->optlen >= 1 && p + 1 <= end) {
+		/* IP_TOS also takes a single byte */
+		*p = (__u8)(want | (*p & 3));
+	} else if (ctx->level == SOL_IP) {
+		/*
+		 * IP_TOS with an empty value is TOS 0 to the kernel, nothing
+		 * to rewrite: optlen -1 skips the kernel's handler, the call
+		 * succeeds and the socket keeps its TOS.
+		 */
+		ctx->optlen = -1;
+	}
+	return 1;
+}
 
 char LICENSE[] SEC("license") = "GPL";

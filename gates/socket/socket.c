@@ -47,6 +47,7 @@ const struct gs_hook gs_hooks[GS_NHOOKS] = {
 	{ "connect6",    BPF_CGROUP_INET6_CONNECT },
 	{ "sendmsg4",    BPF_CGROUP_UDP4_SENDMSG },
 	{ "sendmsg6",    BPF_CGROUP_UDP6_SENDMSG },
+	{ "setsockopt",  BPF_CGROUP_SETSOCKOPT },
 };
 
 static const char *const gs_maps[GS_NMAPS] = {
@@ -101,6 +102,7 @@ gs_check_kernel(void)
 		{ BPF_PROG_TYPE_CGROUP_SOCK,      "cgroup/sock_create" },
 		{ BPF_PROG_TYPE_SOCK_OPS,         "sockops" },
 		{ BPF_PROG_TYPE_CGROUP_SOCK_ADDR, "cgroup/connect and sendmsg" },
+		{ BPF_PROG_TYPE_CGROUP_SOCKOPT,   "cgroup/setsockopt (Linux 5.3)" },
 	};
 	size_t i;
 
@@ -284,7 +286,7 @@ gs_load(struct gate_socket *g)
 {
 	static const char *const prog_names[GS_NHOOKS] = {
 		"vsd_sock_create", "vsd_sockops", "vsd_connect4", "vsd_connect6",
-		"vsd_sendmsg4", "vsd_sendmsg6",
+		"vsd_sendmsg4", "vsd_sendmsg6", "vsd_setsockopt",
 	};
 	struct bpf_program *progs[GS_NHOOKS];
 	struct bpf_map *maps[GS_NMAPS];

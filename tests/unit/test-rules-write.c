@@ -189,7 +189,9 @@ same_decls(const struct rules *a, const struct rules *b)
 	for (i = 0; i < a->nremotes && i < b->nremotes; i++) {
 		const struct rules_remote *x = &a->remotes[i], *y = &b->remotes[i];
 
-		if (x->dscp != y->dscp || strcmp(a->vs[x->vs].name, b->vs[y->vs].name) != 0) {
+		if (x->dscp != y->dscp || strcmp(a->vs[x->vs].name, b->vs[y->vs].name) != 0 ||
+		    x->nfrom != y->nfrom ||
+		    memcmp(x->from, y->from, x->nfrom * sizeof(*x->from)) != 0) {
 			if (bad++ < 3)
 				printf("#   remote dscp %u => %s, read back dscp %u => %s\n", x->dscp,
 				    a->vs[x->vs].name, y->dscp, b->vs[y->vs].name);

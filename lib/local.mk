@@ -8,7 +8,7 @@
 noinst_LIBRARIES += lib/libvsd.a
 lib_libvsd_a_SOURCES = \
 	lib/log.c lib/log.h \
-	lib/util.c lib/util.h \
+	lib/util.c lib/util.h lib/file-replace.c \
 	lib/buf.c lib/buf.h \
 	lib/proto.c lib/proto.h \
 	lib/usock.c lib/usock.h \

@@ -69,7 +69,8 @@ lock_state_dir(const char *dir)
 		fatal("mkdir %s", dir);
 	if (path_fmt(path, sizeof(path), "%s/lock", dir) < 0)
 		fatalx("state directory path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+	/* O_NOFOLLOW: root opens nothing a link at this name points to */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
 		fatal("open %s", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
@@ -403,10 +404,12 @@ metrics_options(struct vsd *d, const struct options *o)
 	if (o->metrics_file && (r = metrics_set_file(d, o->metrics_file, &why)) < 0)
 		fatalx_status(vx_from_errno(r), "--metrics-file %s: %s", o->metrics_file,
 			      why ? why : strerror(-r));
-	/* the directory is the operator's (the collector's); vsd makes none */
-	if (o->metrics_file && access(d->metrics_dir, W_OK) < 0)
-		fatalx_status(vx_from_errno(errno), "--metrics-file %s: directory %s: %s",
-			      o->metrics_file, d->metrics_dir, strerror(errno));
+	/* the directory is the operator's (the collector's); vsd makes none,
+	 * follows no link to it and refuses one anyone may write */
+	if (o->metrics_file && ((r = dir_open_nofollow(d->metrics_dir)) < 0 ||
+				(close(r), access(d->metrics_dir, W_OK) < 0 && (r = -errno))))
+		fatalx_status(vx_from_errno(r), "--metrics-file %s: %s", o->metrics_file,
+			      metrics_why(d, r));
 }
 
 /* --rules at start: a file that does not check stops vsd and changes nothing. */
@@ -489,7 +492,7 @@ start_up(struct vsd *d, const struct options *o)
 	if (d->metrics_dir && (r = metrics_write(d)) < 0) {
 		unlink_socket(d->socket_path);
 		release_empty(d);
-		fatalx("--metrics-file %s: cannot write it: %s", o->metrics_file, strerror(-r));
+		fatalx("--metrics-file %s: cannot write it: %s", o->metrics_file, metrics_why(d, r));
 	}
 	d->metrics_at = mono_ns() + (uint64_t)d->metrics_interval_s * 1000000000ull;
 	return lfd;

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "apply.h"
+#include "member.h"
 #include "drift.h"
 #include "gate-vs.h"
 #include "lib/log.h"
@@ -503,6 +504,41 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 		   count[S_DESTROY], p->unchanged);
 }
 
+/*
+ * A member's file sets on each VS only what the member could set with
+ * vsctl (member.c), and has no remote lines: those mark other hosts'
+ * connections as a VS's, a CAP_NET_ADMIN power too.
+ */
+static int
+member_check(struct vsd *d, const struct rules *rs, uid_t owner, const char *path,
+	     struct buf *errs)
+{
+	char why[200];
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < rs->nvs; i++) {
+		const struct rules_vs *x = &rs->vs[i];
+		struct vs *vs = reg_find(&d->reg, x->name);
+		struct gate_socket_cfg g;
+
+		want_gate(x, vs ? &vs->gate : NULL, &g);
+		if (member_gate_check(d, owner, &g, vs ? &vs->gate : NULL, why, sizeof(why)) < 0) {
+			buf_printf(errs, "%s:%d:%d: VS %s: %s\n", x->loc.file ? x->loc.file : path,
+				   x->loc.line, x->loc.col, x->name, why);
+			r = -EPERM;
+		}
+	}
+	if (rs->nremotes > 0) {
+		const struct rules_loc *l = &rs->remotes[0].loc;
+
+		buf_printf(errs, "%s:%d:%d: remote lines need root: they mark other hosts' "
+			   "connections as a VS's\n", l->file ? l->file : path, l->line, l->col);
+		r = -EPERM;
+	}
+	return r;
+}
+
 int
 rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
 		 struct buf *out, struct buf *errs)
@@ -514,7 +550,8 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	size_t i;
 	int r, r2, stopped = 0, remote_done = 0;
 
-	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
+	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0 ||
+	    (owner != 0 && (r = member_check(d, rs, owner, path, errs)) < 0))
 		goto out;
 	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0 ||
 	    (r = remote_check(d, rs, errs)) < 0)

@@ -24,6 +24,7 @@
 #include "features.h"
 #include "fork-gate.h"
 #include "netshare.h"
+#include "member.h"
 #include "metrics.h"
 #include "scope.h"
 #include "sd-notify.h"
@@ -38,7 +39,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
-		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
+		   "           [--cgroup-root NAME] [--group GROUP [--group-marks LO-HI]]\n"
+		   "           [--rules FILE] [--verbose]\n"
 		   "           [--metrics-file PATH.prom [--metrics-interval SECONDS]]\n"
 		   "           [--record-conns gated | all]\n"
 		   "       vsd --check | --version | --help\n");
@@ -288,7 +290,7 @@ loop(struct vsd *d, int lfd, int sfd)
 }
 
 struct options {
-	const char	*root, *group, *rules;
+	const char	*root, *group, *group_marks, *rules;
 	const char	*metrics_file, *metrics_interval;
 	int		 foreground, verbose, check;
 	int		 record_all;	/* --record-conns all */
@@ -304,6 +306,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "group-marks", required_argument, NULL, 'G' },
 		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -323,6 +326,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		case 'd': d->state_dir = optarg; break;
 		case 'r': o->root = optarg; break;
 		case 'g': o->group = optarg; break;
+		case 'G': o->group_marks = optarg; break;
 		case 'R': o->rules = optarg; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 0;
@@ -438,6 +442,7 @@ static int
 start_up(struct vsd *d, const struct options *o)
 {
 	char *rules_abs = NULL;
+	const char *why;
 	int r, lfd;
 
 	if (!vs_name_valid(o->root))
@@ -449,6 +454,10 @@ start_up(struct vsd *d, const struct options *o)
 			fatalx_status(VX_NOTFOUND, "--group %s: no such group", o->group);
 		d->group = gr->gr_gid;
 	}
+	if (o->group_marks && !o->group)
+		fatalx_status(VX_USAGE, "--group-marks needs --group");
+	if (o->group_marks && (r = member_marks_parse(d, o->group_marks, &why)) < 0)
+		fatalx_status(VX_BADVALUE, "--group-marks %.64s %s", o->group_marks, why);
 	metrics_options(d, o);
 	if (geteuid() != 0)
 		fatalx_status(VX_PERM, "must run as root");

@@ -32,6 +32,8 @@ struct vsd {
 	const char	*state_dir;
 	const char	*socket_path;
 	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
+	uint32_t	 group_mark_lo;	/* --group-marks: the marks the group may set; */
+	uint32_t	 group_mark_hi;	/* none while hi is 0 (member.c) */
 	struct gate_socket *gate;	/* NULL where there is no cgroup2 */
 	struct rules	*rules;		/* the rule file applied last (vsd/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */

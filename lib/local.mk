@@ -15,7 +15,7 @@ lib_libvsd_a_SOURCES = \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/cgroup-events.c \
-	lib/privs.c lib/privs.h \
+	lib/privs.c lib/privs-fs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
 	lib/exitcode.c lib/exitcode.h \
 	lib/tracepoint.c lib/tracepoint.h \

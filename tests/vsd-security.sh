@@ -123,6 +123,38 @@ grep -Eq "create name=rootvs cpu=1% by uid 0 \(pid [0-9]+\): done" "$log" &&
 	ok "and root's changes" || fail "and root's changes"
 vsctl destroy rootvs --force >/dev/null
 
+# --- vsctl apply tells a member nothing about root's directories: vsd reads
+# a member's rule file, and what it includes, with the member's permissions
+RO=$VSD_TMP/rootonly
+mkdir -m 0700 "$RO"
+printf 'vs rootf cpu 1%%\n' > "$RO/exists.rules"
+chmod 0644 "$RO/exists.rules"
+MI=$VSD_TMP/memberinc
+mkdir -m 0755 "$MI"
+printf 'include "../rootonly/exists.rules"\n' > "$MI/inc-exists.rules"
+printf 'include "../rootonly/missing.rules"\n' > "$MI/inc-missing.rules"
+chown -R 65534 "$MI"
+# the member's answers for the file that is there and the one that is not,
+# each name replaced by NAME: the same text, and no word of the owner. As
+# an attacker would: straight to the socket (vsctl's own look at the path
+# is made with the member's permissions anyway), and with vsctl.
+probe() { CTL_AS="setpriv --reuid=65534 --regid=65534 --groups=$gid" \
+	ctl_send "F(b'apply\\0path=$1\\0')" | sed "s/$2/NAME/g"; }
+a=$(probe "$RO/exists.rules" exists); b=$(probe "$RO/missing.rules" missing)
+is "$a" "$b" "a member's raw apply of a file in a root-only directory: there or not, the same error"
+check "which says nothing of its owner" sh -c "! printf '%s' \"\$1\" | grep -q 'owned by'" _ "$a"
+like "$a" "NAME.rules: cannot open: Permission denied" "only that the member may not open it"
+vprobe() { member "$VSCTL" apply "$1" 2>&1 | sed "s/$2/NAME/g"; }
+is "$(vprobe "$RO/exists.rules" exists)" "$(vprobe "$RO/missing.rules" missing)" \
+	"the same through vsctl"
+a=$(vprobe "$MI/inc-exists.rules" exists); b=$(vprobe "$MI/inc-missing.rules" missing)
+is "$a" "$b" "the same through a relative include in the member's own file"
+like "$a" "Permission denied" "(the include is opened with the member's permissions)"
+vsctl show rootf >/dev/null 2>&1 && fail "nothing was applied" || ok "nothing was applied"
+check "root still applies the root-owned file" vsctl apply "$RO/exists.rules"
+check "and made its VS" vsctl show rootf
+vsctl destroy rootf >/dev/null
+
 # --- marks, priorities and TOS are root's (vsd(8), SECURITY): SO_MARK and
 # SO_PRIORITY above 6 need CAP_NET_ADMIN, and a VS's DSCP is what remote
 # hosts classify it by. A member tries each way in: create, set, a rule

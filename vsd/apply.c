@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/privs.h"
 #include "apply.h"
 #include "member.h"
 #include "drift.h"
@@ -539,9 +540,45 @@ member_check(struct vsd *d, const struct rules *rs, uid_t owner, const char *pat
 	return r;
 }
 
+/*
+ * A member's file, and every file it includes, is opened with the member's
+ * own permissions: what vsd answers then says no more about root's
+ * directories than the member could find out itself (vsd(8), SECURITY).
+ */
+static int
+load_as(const char *path, uid_t owner, const struct privs_user *as, struct rules **rs,
+	struct buf *errs)
+{
+	struct privs_fs_saved saved;
+	struct privs_user pw;
+	char num[16], err[128];
+	int r;
+
+	if (owner == 0)
+		return rules_load_as(path, 0, 0, rs, errs);
+	if (!as) {	/* a reload: the user as the user database has it now */
+		snprintf(num, sizeof(num), "%u", (unsigned)owner);
+		if (privs_resolve(num, NULL, &pw, err, sizeof(err)) < 0) {
+			/* a uid with no entry: its own permissions, no group's */
+			memset(&pw, 0, sizeof(pw));
+			pw.uid = owner;
+			pw.gid = 65534;
+		}
+		as = &pw;
+	}
+	if ((r = privs_fs_enter(as, &saved)) < 0) {
+		buf_printf(errs, "%s: cannot take uid %u's permissions to read it: %s\n", path,
+			   (unsigned)owner, strerror(-r));
+		return r;
+	}
+	r = rules_load_as(path, RULES_OWNER_ONLY, owner, rs, errs);
+	privs_fs_leave(&saved);
+	return r;
+}
+
 int
-rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
-		 struct buf *out, struct buf *errs)
+rules_apply_file(struct vsd *d, const char *path, uid_t owner, const struct privs_user *as,
+		 unsigned flags, int json, struct buf *out, struct buf *errs)
 {
 	struct plan p = { 0 };
 	struct rules *rs = NULL;
@@ -550,7 +587,7 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	size_t i;
 	int r, r2, stopped = 0, remote_done = 0;
 
-	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0 ||
+	if ((r = load_as(path, owner, as, &rs, errs)) < 0 ||
 	    (owner != 0 && (r = member_check(d, rs, owner, path, errs)) < 0))
 		goto out;
 	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0 ||
@@ -640,7 +677,7 @@ rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct bu
 			   "vsctl apply one\n");
 		return -ENOENT;
 	}
-	return rules_apply_file(d, d->rules_path, d->rules_owner, flags, json, out, errs);
+	return rules_apply_file(d, d->rules_path, d->rules_owner, NULL, flags, json, out, errs);
 }
 
 void
@@ -675,12 +712,17 @@ int
 cmd_apply(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	const char *path = req_get(req, "path");
+	struct privs_user as;
 	struct buf errs = { 0 };
 	int r;
 
 	if (!path || path[0] != '/')
 		return reply_err(rep, -EINVAL, "apply: no absolute rule file path given");
-	r = rules_apply_file(d, path, rep->peer_uid, req_flags(req), rep->json, &rep->out, &errs);
+	/* the client's ids and groups as the kernel saw them at connect */
+	if (rep->peer_uid != 0 && (r = privs_from_peer(rep->peer_fd, &as)) < 0)
+		return reply_err(rep, r, "apply: cannot read the client's groups: %s", strerror(-r));
+	r = rules_apply_file(d, path, rep->peer_uid, rep->peer_uid ? &as : NULL, req_flags(req),
+			     rep->json, &rep->out, &errs);
 	if (r < 0)
 		r = refuse(rep, rep->cmd, r, &errs);
 	buf_free(&errs);

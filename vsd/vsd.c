@@ -422,7 +422,7 @@ apply_rules_at_start(struct vsd *d, const char *path, const char *given)
 {
 	struct buf out = { 0 }, errs = { 0 };
 
-	if (rules_apply_file(d, path, geteuid(), 0, 0, &out, &errs) < 0) {
+	if (rules_apply_file(d, path, geteuid(), NULL, 0, 0, &out, &errs) < 0) {
 		fputs(errs.p ? errs.p : "", stderr);
 		unlink_socket(d->socket_path);
 		release_empty(d);

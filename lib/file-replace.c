@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -38,6 +39,19 @@ dir_writers_ok(int dfd)
 	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
 		return -EPERM;
 	return 0;
+}
+
+const char *
+dir_why(int r)
+{
+	static char buf[128];
+
+	if (r == -EPERM)
+		return " " DIR_UNSAFE_WHY;
+	if (r == -ELOOP)
+		return " is a symbolic link: root follows none to write there";
+	snprintf(buf, sizeof(buf), ": %s", strerror(-r));
+	return buf;
 }
 
 int

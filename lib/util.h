@@ -81,6 +81,10 @@ int dir_open_nofollow(const char *dir);
 /* 0, or -EPERM if anyone may write the directory dfd and it has no sticky bit. */
 int dir_writers_ok(int dfd);
 #define DIR_UNSAFE_WHY	"is world-writable without the sticky bit: anyone could replace the file"
+/* What a directory's error r from the above means, to follow its name in a
+ * message: " is world-writable ...", " is a symbolic link: ...", or ": "
+ * and strerror(-r). */
+const char *dir_why(int r);
 /* In a line of "key=value" words: the value of key into out (truncated to
  * len); 0, or -ENOENT. */
 int kv_get(const char *line, const char *key, char *out, size_t len);

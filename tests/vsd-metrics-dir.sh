@@ -6,7 +6,8 @@
 # guess and at the file's own name, all pointing at a root-only 0600 file,
 # must leave it as it was, content and mode. A directory anyone may write
 # without the sticky bit, or one reached through a link, is refused with a
-# clear error, at start and when it becomes so while vsd runs.
+# clear error, at start and when it becomes so while vsd runs; so is a state
+# directory given as a link.
 . "$(dirname "$0")/lib.sh"
 need_root
 command -v setpriv >/dev/null || skip_all "setpriv (util-linux) is missing"
@@ -76,6 +77,19 @@ bad "a world-writable directory without the sticky bit is refused" \
 mkdir "$M/real"
 ln -s "$M/real" "$M/link"
 bad "a directory reached through a link is refused" "directory $M/link is a symbolic link" "$M/link"
+
+# the state directory's files are written the same way: a link is refused
+mkdir -m 0700 "$M/state.real"
+ln -s "$M/state.real" "$M/state.link"
+out=$(timeout 20 "$VSD" --foreground --socket "$M/bad.sock" --state-dir "$M/state.link" \
+	--cgroup-root "$VSD_ROOT" 2>&1); st=$?
+if [ $st != 0 ] && [[ $out == *"--state-dir $M/state.link is a symbolic link"* ]] &&
+	[ ! -e "$M/bad.sock" ] && [ -z "$(ls -A "$M/state.real")" ]; then
+	ok "a state directory given as a link is refused, and nothing written in it (exit $st)"
+else
+	fail "a state directory given as a link is refused"
+	diag "status $st: $out"
+fi
 
 # a sticky world-writable directory (as /tmp) is fine: only an entry's
 # owner may rename or remove it there

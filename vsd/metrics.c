@@ -287,10 +287,7 @@ metrics_why(const struct vsd *d, int r)
 {
 	static char buf[PATH_MAX + 128];
 
-	snprintf(buf, sizeof(buf), "directory %s%s%s", d->metrics_dir,
-		 r == -EPERM ? " " DIR_UNSAFE_WHY :
-		 r == -ELOOP ? " is a symbolic link: vsd follows none to write as root" : ": ",
-		 r == -EPERM || r == -ELOOP ? "" : strerror(-r));
+	snprintf(buf, sizeof(buf), "directory %s%s", d->metrics_dir, dir_why(r));
 	return buf;
 }
 

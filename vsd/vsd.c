@@ -65,14 +65,20 @@ static int
 lock_state_dir(const char *dir)
 {
 	char path[PATH_MAX];
-	int fd;
+	int dfd, fd;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		fatal("mkdir %s", dir);
 	if (path_fmt(path, sizeof(path), "%s/lock", dir) < 0)
 		fatalx("state directory path too long");
+	/* what every state file's write (write_file_replace) will insist on,
+	 * said now rather than at the first save */
+	if ((dfd = dir_open_nofollow(dir)) < 0)
+		fatalx_status(vx_from_errno(dfd), "--state-dir %s%s", dir, dir_why(dfd));
 	/* O_NOFOLLOW: root opens nothing a link at this name points to */
-	if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+	fd = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
 		fatal("open %s", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)

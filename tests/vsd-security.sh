@@ -200,7 +200,9 @@ out=$(member "$VSCTL" apply "$MD/remote.rules" 2>&1)
 [ $? -ne 0 ] && ok "nor have remote lines" || fail "nor have remote lines"
 like "$out" "$MD/remote.rules:2:[0-9]+: remote lines need root" "and is told where and why"
 is "$(state)" "$before" "the refused applies changed nothing"
-# a VS root made with a mark lends it to no member's process
+# a VS root made with a mark lends it to no member's process; MARKPY prints
+# the SO_MARK of a new socket (anyone may read it back)
+MARKPY='import socket; print(socket.socket().getsockopt(socket.SOL_SOCKET, socket.SO_MARK))'
 check "root creates a VS with a mark" vsctl create rmark --cpu 1% --mark 0x100
 out=$(member "$VSCTL" exec rmark -- true 2>&1)
 [ $? -ne 0 ] && ok "a member cannot run a command in a VS with a mark" ||
@@ -213,7 +215,28 @@ on_exit "kill $userp2"
 out=$(member "$VSCTL" attach rmark "$userp2" 2>&1)
 [ $? -ne 0 ] && ok "nor attach its process to it" || fail "nor attach its process to it"
 in_vs "$userp2" rmark && fail "its process is not in the VS" || ok "its process is not in the VS"
-check "root may" vsctl exec rmark -- true
+is "$(vsctl exec rmark -- /usr/bin/python3 -c "$MARKPY" 2>&1)" 256 \
+	"root may run a command there, and its socket gets the mark"
+# nor through a rule: the member's own VS, with its process in it, and a
+# file that sends that VS's sockets (or new processes) to root's VS
+check "the member attaches its process to its own VS" member "$VSCTL" attach mk2 "$userp2"
+for kind in socket fork; do
+	printf 'vs mk2 cpu 1%%\nvs rmark cpu 1%% mark 0x100\n(%s, mk2) => (rmark)\n' "$kind" \
+		> "$MD/$kind.rules"
+	chown 65534 "$MD/$kind.rules"
+	out=$(member "$VSCTL" apply "$MD/$kind.rules" 2>&1); st=$?
+	[ "$kind" = socket ] && what=sockets || what="new processes"
+	if [ $st -ne 0 ] && [[ $out == *"$kind.rules:3:"*": the $what of VS mk2 would go to VS rmark: SO_MARK 0x100 needs root"* ]]; then
+		ok "a member's ($kind, own VS) => (root's VS with a mark) is refused, and says why"
+	else
+		fail "a member's ($kind, own VS) => (root's VS with a mark) is refused"
+		diag "status $st: $out"
+	fi
+	# the rules in force are still the old: a socket the member makes in
+	# mk2 has no mark
+	is "$(member "$VSCTL" exec mk2 -- /usr/bin/python3 -c "$MARKPY" 2>&1)" 0 \
+		"and changed nothing: a socket the member makes in mk2 has no mark"
+done
 kill "$userp2"
 check "root may set a mark on the member's VS" vsctl set mk2 --mark 0x76000001
 vsctl destroy rmark >/dev/null; vsctl destroy mk2 >/dev/null

@@ -506,9 +506,53 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 }
 
 /*
+ * Where a member's file sends the sockets (socket rules) or the new
+ * processes (fork rules) of VS name: the VS they go to must give them no
+ * more than the member may set (or its processes already in name would
+ * get it from the rule).
+ */
+static int
+member_target(struct vsd *d, const struct rules *rs, uid_t owner, const char *name,
+	      const char *path, struct buf *errs)
+{
+	static const struct {
+		enum rules_gate	 gate;
+		const char	*what;
+	} gates[] = {
+		{ RULES_GATE_SOCKET, "sockets" },
+		{ RULES_GATE_FORK, "new processes" },
+	};
+	struct gate_socket_cfg g;
+	char why[200];
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(gates); k++) {
+		struct rules_decision dec = rules_query_name(rs, gates[k].gate, name, NULL);
+		const struct rules_vs *t;
+		struct vs *tvs;
+
+		if (dec.action != RULES_TO_VS || dec.vs < 0 || dec.rule < 0 ||
+		    strcmp((t = &rs->vs[dec.vs])->name, name) == 0)
+			continue;
+		tvs = reg_find(&d->reg, t->name);
+		want_gate(t, tvs ? &tvs->gate : NULL, &g);
+		if (member_gate_check(d, owner, &g, NULL, why, sizeof(why)) < 0) {
+			const struct rules_loc *l = &rs->rules[dec.rule].loc;
+
+			buf_printf(errs, "%s:%d:%d: the %s of VS %s would go to VS %s: %s\n",
+				   l->file ? l->file : path, l->line, l->col, gates[k].what, name,
+				   t->name, why);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
  * A member's file sets on each VS only what the member could set with
- * vsctl (member.c), and has no remote lines: those mark other hosts'
- * connections as a VS's, a CAP_NET_ADMIN power too.
+ * vsctl (member.c), sends no VS's sockets or new processes to a VS with
+ * more, and has no remote lines: those mark other hosts' connections as a
+ * VS's, a CAP_NET_ADMIN power too.
  */
 static int
 member_check(struct vsd *d, const struct rules *rs, uid_t owner, const char *path,
@@ -517,6 +561,14 @@ member_check(struct vsd *d, const struct rules *rs, uid_t owner, const char *pat
 	char why[200];
 	size_t i;
 	int r = 0;
+
+	for (i = 0; i < d->reg.n; i++)
+		if (member_target(d, rs, owner, d->reg.v[i]->name, path, errs) < 0)
+			r = -EPERM;
+	for (i = 0; i < rs->nvs; i++)
+		if (!reg_find(&d->reg, rs->vs[i].name) &&
+		    member_target(d, rs, owner, rs->vs[i].name, path, errs) < 0)
+			r = -EPERM;
 
 	for (i = 0; i < rs->nvs; i++) {
 		const struct rules_vs *x = &rs->vs[i];

@@ -8,14 +8,14 @@
 noinst_LIBRARIES += lib/libvsd.a
 lib_libvsd_a_SOURCES = \
 	lib/log.c lib/log.h \
-	lib/util.c lib/util.h \
+	lib/util.c lib/util.h lib/file-replace.c \
 	lib/buf.c lib/buf.h \
 	lib/proto.c lib/proto.h \
 	lib/usock.c lib/usock.h \
 	lib/cgroup.c lib/cgroup.h \
 	lib/cgroup-v1.c lib/cgroup-v2.c lib/cgroup-fast.c lib/cgroup-async.c \
 	lib/cgroup-events.c \
-	lib/privs.c lib/privs.h \
+	lib/privs.c lib/privs-fs.c lib/privs.h \
 	lib/netrate.c lib/netrate.h \
 	lib/exitcode.c lib/exitcode.h \
 	lib/tracepoint.c lib/tracepoint.h \

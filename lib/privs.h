@@ -60,4 +60,26 @@ int privs_keep(uint64_t keep);
 /* The capabilities in the permitted set (1ull << CAP_*), or -errno. */
 int privs_permitted(uint64_t *mask);
 
+/*
+ * A Unix socket's peer as a user (uid, gid and supplementary groups, from
+ * SO_PEERCRED and SO_PEERGROUPS; no names), for privs_fs_enter(). 0 or -errno.
+ */
+int privs_from_peer(int fd, struct privs_user *u);
+
+/*
+ * Open files as u until privs_fs_leave(): the calling thread's file-system
+ * uid and gid and its supplementary groups become u's (lib/privs-fs.c);
+ * the real and effective ids, and every other thread, stay as they were.
+ * So a root daemon reads a file for a client with no more than the
+ * client's own permissions. 0, or -errno (nothing changed).
+ */
+struct privs_fs_saved {
+	uid_t	 uid;
+	gid_t	 gid;
+	int	 ngroups;
+	gid_t	 groups[PRIVS_GROUPS_MAX];
+};
+int privs_fs_enter(const struct privs_user *u, struct privs_fs_saved *s);
+void privs_fs_leave(const struct privs_fs_saved *s);
+
 #endif

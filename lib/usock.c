@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* Unix sockets only root (or one group) may use; see usock.h. */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -33,7 +34,9 @@ usock_listen(const char *path, gid_t group, int backlog)
 			log_warnx("cannot remove the stale socket %s: %s", path, strerror(-r));
 		goto fail;
 	}
-	old = umask(0177);	/* never a moment with a wider mode than 0600 */
+	/* The mode comes from the umask at bind: never a moment wider than
+	 * 0600, or 0660 with our own (root's) group until the chown. */
+	old = umask(group != (gid_t)-1 ? 0117 : 0177);
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(old);
 	if (r < 0) {
@@ -41,10 +44,11 @@ usock_listen(const char *path, gid_t group, int backlog)
 		log_warn("bind %s", path);
 		goto fail;
 	}
-	/* fchown/fchmod on a socket do not reach the file: the path it is */
-	if (group != (gid_t)-1 && (chown(path, (uid_t)-1, group) < 0 || chmod(path, 0660) < 0)) {
+	/* fchown on a socket does not reach the file: the path it is, with no
+	 * link followed should another have been put there since the bind */
+	if (group != (gid_t)-1 && fchownat(AT_FDCWD, path, (uid_t)-1, group, AT_SYMLINK_NOFOLLOW) < 0) {
 		r = -errno;
-		log_warn("chown/chmod %s", path);
+		log_warn("chown %s", path);
 		goto fail;
 	}
 	if (listen(fd, backlog) < 0) {

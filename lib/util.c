@@ -377,57 +377,6 @@ write_file_atomic(const char *dir, const char *name, const char *data, size_t le
 }
 
 int
-write_file_replace(const char *dir, const char *name, const char *data, size_t len,
-		   unsigned mode, int sync)
-{
-	char tmp[4096], dst[4096];
-	size_t off = 0;
-	int fd, dfd, r;
-
-	if ((r = path_fmt(tmp, sizeof(tmp), "%s/.%s.tmp", dir, name)) < 0 ||
-	    (r = path_fmt(dst, sizeof(dst), "%s/%s", dir, name)) < 0)
-		return r;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, (mode_t)mode);
-	if (fd < 0)
-		return -errno;
-	/* the umask must not narrow it: a reader of another user may need it */
-	if (fchmod(fd, (mode_t)mode) < 0)
-		goto fail;
-	while (off < len) {
-		ssize_t n = write(fd, data + off, len - off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (sync && fsync(fd) < 0)
-		goto fail;
-	if (close(fd) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	if (rename(tmp, dst) < 0) {
-		fd = -1;
-		goto fail;
-	}
-	dfd = sync ? open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-fail:
-	r = -errno;
-	if (fd >= 0)
-		close(fd);
-	unlink(tmp);
-	return r;
-}
-
-int
 read_field_long(const char *path, const char *key, long *v)
 {
 	char buf[4096], want[64], *p;

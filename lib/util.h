@@ -61,12 +61,30 @@ int write_file(const char *path, const char *s);
 int read_file_at(int dfd, const char *name, char *buf, size_t len);
 int write_file_at(int dfd, const char *name, const char *s);
 int write_file_atomic(const char *dir, const char *name, const char *data, size_t len);
-/* The same with the file's mode (umask aside) and, if sync, the fsyncs of
+/*
+ * The same with the file's mode (umask aside) and, if sync, the fsyncs of
  * the file and its directory (a file rewritten every few seconds, whose
  * loss in a crash costs nothing, goes without). Readers see the old file
- * or the new one, never a part: temp file ".NAME.tmp", then rename. */
+ * or the new one, never a part. No link is followed and no name the
+ * directory's owner could plant is used (lib/file-replace.c): the file is
+ * written unnamed (O_TMPFILE) or under a random name, then renamed.
+ * -ELOOP if dir is a symbolic link; -EPERM if anyone may write it and it
+ * has no sticky bit (DIR_UNSAFE_WHY says so).
+ */
 int write_file_replace(const char *dir, const char *name, const char *data, size_t len,
 		       unsigned mode, int sync);
+/* The same in the directory dfd, from dir_open_nofollow(). */
+int write_file_replace_at(int dfd, const char *name, const char *data, size_t len,
+			  unsigned mode, int sync);
+/* dir opened (O_DIRECTORY | O_NOFOLLOW) and checked by dir_writers_ok(); the fd or -errno. */
+int dir_open_nofollow(const char *dir);
+/* 0, or -EPERM if anyone may write the directory dfd and it has no sticky bit. */
+int dir_writers_ok(int dfd);
+#define DIR_UNSAFE_WHY	"is world-writable without the sticky bit: anyone could replace the file"
+/* What a directory's error r from the above means, to follow its name in a
+ * message: " is world-writable ...", " is a symbolic link: ...", or ": "
+ * and strerror(-r). */
+const char *dir_why(int r);
 /* In a line of "key=value" words: the value of key into out (truncated to
  * len); 0, or -ENOENT. */
 int kv_get(const char *line, const char *key, char *out, size_t len);

@@ -121,9 +121,11 @@ vsctl() { "$VSCTL" "$@"; }
 
 # ctl_send PYTHON-BYTES-EXPR [NFDS]: write raw bytes to vsd's control socket
 # (F(body) frames a body), passing NFDS descriptors with the first 4 bytes;
-# print the reply's status and body, or "closed".
+# print the reply's status and body, or "closed". $CTL_AS, if set, is a
+# command prefix to send as another user (setpriv ...), with Debian's python3
+# (root's own may be in a directory that user cannot enter).
 ctl_send() {
-	python3 - "$VSD_SOCKET" "$1" "${2:-0}" <<'PY'
+	${CTL_AS:-} ${CTL_AS:+/usr/bin/}python3 - "$VSD_SOCKET" "$1" "${2:-0}" <<'PY'
 import os, socket, struct, sys
 F = lambda b: struct.pack("=I", len(b)) + b	# a correctly framed body
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

@@ -122,4 +122,140 @@ grep -Eq "destroy name=grp1 force=1 by uid 65534 \(pid [0-9]+\): refused: destro
 grep -Eq "create name=rootvs cpu=1% by uid 0 \(pid [0-9]+\): done" "$log" &&
 	ok "and root's changes" || fail "and root's changes"
 vsctl destroy rootvs --force >/dev/null
+
+# --- vsctl apply tells a member nothing about root's directories: vsd reads
+# a member's rule file, and what it includes, with the member's permissions
+RO=$VSD_TMP/rootonly
+mkdir -m 0700 "$RO"
+printf 'vs rootf cpu 1%%\n' > "$RO/exists.rules"
+chmod 0644 "$RO/exists.rules"
+MI=$VSD_TMP/memberinc
+mkdir -m 0755 "$MI"
+printf 'include "../rootonly/exists.rules"\n' > "$MI/inc-exists.rules"
+printf 'include "../rootonly/missing.rules"\n' > "$MI/inc-missing.rules"
+chown -R 65534 "$MI"
+# the member's answers for the file that is there and the one that is not,
+# each name replaced by NAME: the same text, and no word of the owner. As
+# an attacker would: straight to the socket (vsctl's own look at the path
+# is made with the member's permissions anyway), and with vsctl.
+probe() { CTL_AS="setpriv --reuid=65534 --regid=65534 --groups=$gid" \
+	ctl_send "F(b'apply\\0path=$1\\0')" | sed "s/$2/NAME/g"; }
+a=$(probe "$RO/exists.rules" exists); b=$(probe "$RO/missing.rules" missing)
+is "$a" "$b" "a member's raw apply of a file in a root-only directory: there or not, the same error"
+check "which says nothing of its owner" sh -c "! printf '%s' \"\$1\" | grep -q 'owned by'" _ "$a"
+like "$a" "NAME.rules: cannot open: Permission denied" "only that the member may not open it"
+vprobe() { member "$VSCTL" apply "$1" 2>&1 | sed "s/$2/NAME/g"; }
+is "$(vprobe "$RO/exists.rules" exists)" "$(vprobe "$RO/missing.rules" missing)" \
+	"the same through vsctl"
+a=$(vprobe "$MI/inc-exists.rules" exists); b=$(vprobe "$MI/inc-missing.rules" missing)
+is "$a" "$b" "the same through a relative include in the member's own file"
+like "$a" "Permission denied" "(the include is opened with the member's permissions)"
+vsctl show rootf >/dev/null 2>&1 && fail "nothing was applied" || ok "nothing was applied"
+check "root still applies the root-owned file" vsctl apply "$RO/exists.rules"
+check "and made its VS" vsctl show rootf
+vsctl destroy rootf >/dev/null
+
+# --- marks, priorities and TOS are root's (vsd(8), SECURITY): SO_MARK and
+# SO_PRIORITY above 6 need CAP_NET_ADMIN, and a VS's DSCP is what remote
+# hosts classify it by. A member tries each way in: create, set, a rule
+# file, and a VS root made.
+state() { vsctl list --json | json '[(v["name"], v.get("gate")) for v in d]'; }
+before=$(state)
+for opt in "--mark 0x76000001" "--mark 5" "--priority 7" "--dscp AF11" "--tos 0x28"; do
+	# shellcheck disable=SC2086
+	out=$(member "$VSCTL" create mk1 --cpu 1% $opt 2>&1); st=$?
+	case $opt in
+	--mark*) why="SO_MARK $(printf '0x%x' "${opt#--mark }") needs root" ;;
+	--priority*) why="SO_PRIORITY 7 needs root" ;;
+	*) why="TOS 0x28 needs root" ;;
+	esac
+	if [ $st -ne 0 ] && [[ $out == *"create: $why"* ]]; then
+		ok "a member cannot create a VS with $opt, and is told why"
+	else
+		fail "a member cannot create a VS with $opt"
+		diag "status $st: $out"
+	fi
+done
+is "$(state)" "$before" "the refused creates made nothing"
+check "a member may create a VS with --priority 6 (no privilege needed for it)" \
+	member "$VSCTL" create mk2 --cpu 1% --priority 6
+before=$(state)
+out=$(member "$VSCTL" set mk2 --mark 0x76000001 2>&1)
+[ $? -ne 0 ] && ok "a member cannot set a mark on its VS" || fail "a member cannot set a mark on its VS"
+like "$out" "set: SO_MARK 0x76000001 needs root" "and is told why"
+out=$(member "$VSCTL" set mk2 --cpu 2% --priority 7 2>&1)
+[ $? -ne 0 ] && ok "nor a priority above 6, even with another change" || fail "nor a priority above 6"
+is "$(state)" "$before" "the refused sets changed nothing (not even --cpu)"
+# a rule file: the member's own, in a directory of its own
+MD=$VSD_TMP/member
+mkdir -m 0755 "$MD"
+chown 65534 "$MD"
+printf 'vs mk3 cpu 1%% mark 0x76000001\n' > "$MD/mark.rules"
+printf 'vs mk3 cpu 1%%\nremote dscp AF11 => mk3\n' > "$MD/remote.rules"
+chown 65534 "$MD"/*.rules
+out=$(member "$VSCTL" apply "$MD/mark.rules" 2>&1)
+[ $? -ne 0 ] && ok "a member's rule file cannot set a mark" || fail "a member's rule file cannot set a mark"
+like "$out" "$MD/mark.rules:1:[0-9]+: VS mk3: SO_MARK 0x76000001 needs root" "and is told where and why"
+out=$(member "$VSCTL" apply "$MD/remote.rules" 2>&1)
+[ $? -ne 0 ] && ok "nor have remote lines" || fail "nor have remote lines"
+like "$out" "$MD/remote.rules:2:[0-9]+: remote lines need root" "and is told where and why"
+is "$(state)" "$before" "the refused applies changed nothing"
+# a VS root made with a mark lends it to no member's process; MARKPY prints
+# the SO_MARK of a new socket (anyone may read it back)
+MARKPY='import socket; print(socket.socket().getsockopt(socket.SOL_SOCKET, socket.SO_MARK))'
+check "root creates a VS with a mark" vsctl create rmark --cpu 1% --mark 0x100
+out=$(member "$VSCTL" exec rmark -- true 2>&1)
+[ $? -ne 0 ] && ok "a member cannot run a command in a VS with a mark" ||
+	fail "a member cannot run a command in a VS with a mark"
+like "$out" "exec: VS 'rmark' gives its sockets what uid 65534 may not set: SO_MARK 0x100" \
+	"and is told why"
+setpriv --reuid=65534 --regid=65534 --clear-groups sleep 1000 &
+userp2=$!
+on_exit "kill $userp2"
+out=$(member "$VSCTL" attach rmark "$userp2" 2>&1)
+[ $? -ne 0 ] && ok "nor attach its process to it" || fail "nor attach its process to it"
+in_vs "$userp2" rmark && fail "its process is not in the VS" || ok "its process is not in the VS"
+is "$(vsctl exec rmark -- /usr/bin/python3 -c "$MARKPY" 2>&1)" 256 \
+	"root may run a command there, and its socket gets the mark"
+# nor through a rule: the member's own VS, with its process in it, and a
+# file that sends that VS's sockets (or new processes) to root's VS
+check "the member attaches its process to its own VS" member "$VSCTL" attach mk2 "$userp2"
+for kind in socket fork; do
+	printf 'vs mk2 cpu 1%%\nvs rmark cpu 1%% mark 0x100\n(%s, mk2) => (rmark)\n' "$kind" \
+		> "$MD/$kind.rules"
+	chown 65534 "$MD/$kind.rules"
+	out=$(member "$VSCTL" apply "$MD/$kind.rules" 2>&1); st=$?
+	[ "$kind" = socket ] && what=sockets || what="new processes"
+	if [ $st -ne 0 ] && [[ $out == *"$kind.rules:3:"*": the $what of VS mk2 would go to VS rmark: SO_MARK 0x100 needs root"* ]]; then
+		ok "a member's ($kind, own VS) => (root's VS with a mark) is refused, and says why"
+	else
+		fail "a member's ($kind, own VS) => (root's VS with a mark) is refused"
+		diag "status $st: $out"
+	fi
+	# the rules in force are still the old: a socket the member makes in
+	# mk2 has no mark
+	is "$(member "$VSCTL" exec mk2 -- /usr/bin/python3 -c "$MARKPY" 2>&1)" 0 \
+		"and changed nothing: a socket the member makes in mk2 has no mark"
+done
+kill "$userp2"
+check "root may set a mark on the member's VS" vsctl set mk2 --mark 0x76000001
+vsctl destroy rmark >/dev/null; vsctl destroy mk2 >/dev/null
+vsd_stop
+
+# --group-marks LO-HI: the range a member may use, checked at start
+out=$("$VSD" --foreground --socket "$VSD_TMP/gm.sock" --state-dir "$VSD_TMP/gm" \
+	--cgroup-root "$VSD_ROOT" --group "$grp" --group-marks 0x75000000-0x77000000 2>&1); st=$?
+if [ $st -ne 0 ] && [[ $out == *"overlaps the marks of vsd's remote lines"* ]] && [ ! -e "$VSD_TMP/gm.sock" ]; then
+	ok "--group-marks over vsd's remote marks is refused at start"
+else
+	fail "--group-marks over vsd's remote marks is refused at start"
+	diag "status $st: $out"
+fi
+vsd_start --group "$grp" --group-marks 0x1000-0x1fff || fail "vsd starts with --group-marks"
+check "a member may set a mark in the range" member "$VSCTL" create gm1 --cpu 1% --mark 0x1000
+check "and run a command there" member "$VSCTL" exec gm1 -- true
+out=$(member "$VSCTL" set gm1 --mark 0x2000 2>&1)
+like "$out" "set: SO_MARK 0x2000 is outside --group-marks 0x1000-0x1fff" "but not one outside it"
+is "$(vsctl show gm1 --json | json 'd["gate"]["mark"]')" 4096 "which changed nothing"
+vsctl destroy gm1 >/dev/null
 done_testing

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/privs.h"
 #include "apply.h"
+#include "member.h"
 #include "drift.h"
 #include "gate-vs.h"
 #include "lib/log.h"
@@ -503,9 +505,132 @@ describe(const struct plan *p, const char *path, unsigned flags, int json,
 		   count[S_DESTROY], p->unchanged);
 }
 
+/*
+ * Where a member's file sends the sockets (socket rules) or the new
+ * processes (fork rules) of VS name: the VS they go to must give them no
+ * more than the member may set (or its processes already in name would
+ * get it from the rule).
+ */
+static int
+member_target(struct vsd *d, const struct rules *rs, uid_t owner, const char *name,
+	      const char *path, struct buf *errs)
+{
+	static const struct {
+		enum rules_gate	 gate;
+		const char	*what;
+	} gates[] = {
+		{ RULES_GATE_SOCKET, "sockets" },
+		{ RULES_GATE_FORK, "new processes" },
+	};
+	struct gate_socket_cfg g;
+	char why[200];
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(gates); k++) {
+		struct rules_decision dec = rules_query_name(rs, gates[k].gate, name, NULL);
+		const struct rules_vs *t;
+		struct vs *tvs;
+
+		if (dec.action != RULES_TO_VS || dec.vs < 0 || dec.rule < 0 ||
+		    strcmp((t = &rs->vs[dec.vs])->name, name) == 0)
+			continue;
+		tvs = reg_find(&d->reg, t->name);
+		want_gate(t, tvs ? &tvs->gate : NULL, &g);
+		if (member_gate_check(d, owner, &g, NULL, why, sizeof(why)) < 0) {
+			const struct rules_loc *l = &rs->rules[dec.rule].loc;
+
+			buf_printf(errs, "%s:%d:%d: the %s of VS %s would go to VS %s: %s\n",
+				   l->file ? l->file : path, l->line, l->col, gates[k].what, name,
+				   t->name, why);
+			return -EPERM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A member's file sets on each VS only what the member could set with
+ * vsctl (member.c), sends no VS's sockets or new processes to a VS with
+ * more, and has no remote lines: those mark other hosts' connections as a
+ * VS's, a CAP_NET_ADMIN power too.
+ */
+static int
+member_check(struct vsd *d, const struct rules *rs, uid_t owner, const char *path,
+	     struct buf *errs)
+{
+	char why[200];
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < d->reg.n; i++)
+		if (member_target(d, rs, owner, d->reg.v[i]->name, path, errs) < 0)
+			r = -EPERM;
+	for (i = 0; i < rs->nvs; i++)
+		if (!reg_find(&d->reg, rs->vs[i].name) &&
+		    member_target(d, rs, owner, rs->vs[i].name, path, errs) < 0)
+			r = -EPERM;
+
+	for (i = 0; i < rs->nvs; i++) {
+		const struct rules_vs *x = &rs->vs[i];
+		struct vs *vs = reg_find(&d->reg, x->name);
+		struct gate_socket_cfg g;
+
+		want_gate(x, vs ? &vs->gate : NULL, &g);
+		if (member_gate_check(d, owner, &g, vs ? &vs->gate : NULL, why, sizeof(why)) < 0) {
+			buf_printf(errs, "%s:%d:%d: VS %s: %s\n", x->loc.file ? x->loc.file : path,
+				   x->loc.line, x->loc.col, x->name, why);
+			r = -EPERM;
+		}
+	}
+	if (rs->nremotes > 0) {
+		const struct rules_loc *l = &rs->remotes[0].loc;
+
+		buf_printf(errs, "%s:%d:%d: remote lines need root: they mark other hosts' "
+			   "connections as a VS's\n", l->file ? l->file : path, l->line, l->col);
+		r = -EPERM;
+	}
+	return r;
+}
+
+/*
+ * A member's file, and every file it includes, is opened with the member's
+ * own permissions: what vsd answers then says no more about root's
+ * directories than the member could find out itself (vsd(8), SECURITY).
+ */
+static int
+load_as(const char *path, uid_t owner, const struct privs_user *as, struct rules **rs,
+	struct buf *errs)
+{
+	struct privs_fs_saved saved;
+	struct privs_user pw;
+	char num[16], err[128];
+	int r;
+
+	if (owner == 0)
+		return rules_load_as(path, 0, 0, rs, errs);
+	if (!as) {	/* a reload: the user as the user database has it now */
+		snprintf(num, sizeof(num), "%u", (unsigned)owner);
+		if (privs_resolve(num, NULL, &pw, err, sizeof(err)) < 0) {
+			/* a uid with no entry: its own permissions, no group's */
+			memset(&pw, 0, sizeof(pw));
+			pw.uid = owner;
+			pw.gid = 65534;
+		}
+		as = &pw;
+	}
+	if ((r = privs_fs_enter(as, &saved)) < 0) {
+		buf_printf(errs, "%s: cannot take uid %u's permissions to read it: %s\n", path,
+			   (unsigned)owner, strerror(-r));
+		return r;
+	}
+	r = rules_load_as(path, RULES_OWNER_ONLY, owner, rs, errs);
+	privs_fs_leave(&saved);
+	return r;
+}
+
 int
-rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
-		 struct buf *out, struct buf *errs)
+rules_apply_file(struct vsd *d, const char *path, uid_t owner, const struct privs_user *as,
+		 unsigned flags, int json, struct buf *out, struct buf *errs)
 {
 	struct plan p = { 0 };
 	struct rules *rs = NULL;
@@ -514,7 +639,8 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, i
 	size_t i;
 	int r, r2, stopped = 0, remote_done = 0;
 
-	if ((r = rules_load_as(path, owner ? RULES_OWNER_ONLY : 0, owner, &rs, errs)) < 0)
+	if ((r = load_as(path, owner, as, &rs, errs)) < 0 ||
+	    (owner != 0 && (r = member_check(d, rs, owner, path, errs)) < 0))
 		goto out;
 	if ((r = make_plan(d, rs, flags, &p, errs)) < 0 || (r = svc_check(d, rs, errs)) < 0 ||
 	    (r = remote_check(d, rs, errs)) < 0)
@@ -603,7 +729,7 @@ rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct bu
 			   "vsctl apply one\n");
 		return -ENOENT;
 	}
-	return rules_apply_file(d, d->rules_path, d->rules_owner, flags, json, out, errs);
+	return rules_apply_file(d, d->rules_path, d->rules_owner, NULL, flags, json, out, errs);
 }
 
 void
@@ -638,12 +764,17 @@ int
 cmd_apply(struct vsd *d, const struct request *req, struct reply *rep)
 {
 	const char *path = req_get(req, "path");
+	struct privs_user as;
 	struct buf errs = { 0 };
 	int r;
 
 	if (!path || path[0] != '/')
 		return reply_err(rep, -EINVAL, "apply: no absolute rule file path given");
-	r = rules_apply_file(d, path, rep->peer_uid, req_flags(req), rep->json, &rep->out, &errs);
+	/* the client's ids and groups as the kernel saw them at connect */
+	if (rep->peer_uid != 0 && (r = privs_from_peer(rep->peer_fd, &as)) < 0)
+		return reply_err(rep, r, "apply: cannot read the client's groups: %s", strerror(-r));
+	r = rules_apply_file(d, path, rep->peer_uid, rep->peer_uid ? &as : NULL, req_flags(req),
+			     rep->json, &rep->out, &errs);
 	if (r < 0)
 		r = refuse(rep, rep->cmd, r, &errs);
 	buf_free(&errs);

@@ -18,15 +18,18 @@ struct reply;
 #define APPLY_DRY_RUN	(1u << 1)	/* say what would change; change nothing */
 
 /*
- * Load path (as owner: files must belong to root or owner), diff it against
+ * Load path (as owner: files must belong to root or owner, and a non-root
+ * owner's are read with its permissions: as's ids and groups, or, when as
+ * is NULL, those the user database gives owner), diff it against
  * the registry and apply the difference: updates in place, then creates, then
  * (once the declared services living in the VSs to destroy have been stopped
  * and are gone) destroys; then save the state. If a step fails, the steps done
  * are undone in reverse, those services started again, and nothing else
  * changes. out gets the report, errs the reasons.
  */
-int rules_apply_file(struct vsd *d, const char *path, uid_t owner, unsigned flags, int json,
-		     struct buf *out, struct buf *errs);
+struct privs_user;
+int rules_apply_file(struct vsd *d, const char *path, uid_t owner, const struct privs_user *as,
+		     unsigned flags, int json, struct buf *out, struct buf *errs);
 /* Re-read the file last applied (or given with --rules); SIGHUP calls it. */
 int rules_reload(struct vsd *d, unsigned flags, int json, struct buf *out, struct buf *errs);
 void rules_release(struct vsd *d);

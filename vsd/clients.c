@@ -129,7 +129,7 @@ on_readable(struct vsd *d, struct ctl_client *c)
 		control_error(&c->out, 0, VX_USAGE, why);
 	} else if (r == 0) {
 		t0 = mono_ns();
-		control_run(d, &req, &c->cr, &c->out);
+		control_run(d, &req, c->fd, &c->cr, &c->out);
 		cs->busy_ns += mono_ns() - t0;
 	}
 	proto_request_free(&req);

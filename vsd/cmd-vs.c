@@ -12,10 +12,41 @@
 #include "gate-vs.h"
 #include "guard.h"
 #include "lib/log.h"
+#include "member.h"
 #include "netshare.h"
 #include "state.h"
 #include "stats.h"
 #include "vsd.h"
+
+/*
+ * A member of --group may set only what member.c allows, and may put its
+ * processes only in a VS whose sockets get no more than that: else a VS
+ * root made with a mark would lend it to them.
+ */
+static int
+member_may(const struct vsd *d, struct reply *rep, const struct gate_socket_cfg *want,
+	   const struct gate_socket_cfg *old, const char *cmd)
+{
+	char why[200];
+	int r;
+
+	if ((r = member_gate_check(d, rep->peer_uid, want, old, why, sizeof(why))) < 0)
+		return reply_err(rep, r, "%s: %s", cmd, why);
+	return 0;
+}
+
+static int
+member_may_enter(struct vsd *d, struct reply *rep, const struct vs *vs, const char *cmd)
+{
+	char why[200];
+	int r;
+
+	if ((r = member_gate_check(d, rep->peer_uid, gate_vs_settings(d, vs), NULL, why,
+				   sizeof(why))) < 0)
+		return reply_err(rep, r, "%s: VS '%s' gives its sockets what uid %u may not "
+				 "set: %s", cmd, vs->name, (unsigned)rep->peer_uid, why);
+	return 0;
+}
 
 static struct vs *
 lookup(struct vsd *d, const struct request *req, struct reply *rep, int *r)
@@ -275,6 +306,10 @@ cmd_create(struct vsd *d, const struct request *req, struct reply *rep)
 		free(vs);
 		return r;
 	}
+	if ((r = member_may(d, rep, &vs->gate, NULL, "create")) < 0) {
+		free(vs);
+		return r;
+	}
 	if (!d->gate && vs->gate.flags) {
 		free(vs);
 		return reply_err(rep, -EOPNOTSUPP, "create: --tos, --dscp, --mark and --priority "
@@ -341,6 +376,7 @@ cmd_set(struct vsd *d, const struct request *req, struct reply *rep)
 	if ((r = parse_limits(req, &vs->lim, rep)) < 0 ||
 	    (r = gate_opts_parse(req, &vs->gate, rep)) < 0 ||
 	    (r = admit(d, vs, vs->lim.cpu, rep, "set")) < 0 ||
+	    (r = member_may(d, rep, &vs->gate, &oldgate, "set")) < 0 ||
 	    (r = net_opts_parse(d, req, vs, &vs->net, rep)) < 0) {
 		vs->lim = old;
 		vs->gate = oldgate;
@@ -544,6 +580,8 @@ cmd_attach(struct vsd *d, const struct request *req, struct reply *rep)
 		return r;
 	if (vs->status != VS_OK)
 		return reply_err(rep, -ENOENT, "attach: the cgroups of VS '%s' are missing", vs->name);
+	if ((r = member_may_enter(d, rep, vs, "attach")) < 0)
+		return r;
 	if ((r = guard_load(d, &g)) < 0)
 		return reply_err(rep, r, "attach: cannot find the gated services: %s", strerror(-r));
 	/* Pin and check every process first, so a bad one changes nothing. The
@@ -592,6 +630,8 @@ cmd_exec_self(struct vsd *d, const struct request *req, struct reply *rep)
 		return r;
 	if (vs->status != VS_OK)
 		return reply_err(rep, -ENOENT, "exec: the cgroups of VS '%s' are missing", vs->name);
+	if ((r = member_may_enter(d, rep, vs, "exec")) < 0)
+		return r;
 	/* The client passes a pidfd of itself; it may move only itself this way. */
 	if (req->fd < 0 || pidfd_pid(req->fd, &pid) < 0 || pid != rep->peer_pid)
 		return reply_err(rep, -EPERM, "exec: the request did not carry the caller's pidfd");

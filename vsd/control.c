@@ -148,10 +148,11 @@ control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out)
 }
 
 void
-control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct buf *out)
+control_run(struct vsd *d, struct request *req, int fd, const struct ucred *cr,
+	    struct buf *out)
 {
 	struct reply rep = { .json = req_flag(req, "json"), .peer_pid = cr->pid,
-			     .peer_uid = cr->uid, .cmd = req->argv[0] };
+			     .peer_uid = cr->uid, .peer_fd = fd, .cmd = req->argv[0] };
 	const char *why;
 	size_t i;
 	int r = -ENOSYS;

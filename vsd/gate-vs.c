@@ -91,6 +91,12 @@ socket_owner(struct vsd *d, const struct vs *vs)
 	return t && t->status == VS_OK ? t : vs;
 }
 
+const struct gate_socket_cfg *
+gate_vs_settings(struct vsd *d, const struct vs *vs)
+{
+	return &socket_owner(d, vs)->gate;
+}
+
 /* Record what the map holds for vs now (r == 0), or that it is not known. */
 static int
 written(struct vs *vs, const struct vs *o, int r)

@@ -11,6 +11,8 @@
  * the TOS byte, so together they are refused.  Changes nothing else.
  */
 int gate_opts_parse(const struct request *req, struct gate_socket_cfg *cfg, struct reply *rep);
+/* The settings vs's sockets get: its own, or a socket rule's target's. */
+const struct gate_socket_cfg *gate_vs_settings(struct vsd *d, const struct vs *vs);
 /* 1 if the request carries any gate option. */
 int gate_opts_given(const struct request *req);
 

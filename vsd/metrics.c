@@ -282,6 +282,15 @@ metrics_set_file(struct vsd *d, const char *path, const char **why)
 	return 0;
 }
 
+const char *
+metrics_why(const struct vsd *d, int r)
+{
+	static char buf[PATH_MAX + 128];
+
+	snprintf(buf, sizeof(buf), "directory %s%s", d->metrics_dir, dir_why(r));
+	return buf;
+}
+
 int
 metrics_write(struct vsd *d)
 {
@@ -297,7 +306,7 @@ metrics_write(struct vsd *d)
 	/* log a failure once, and when it changes or ends, not every interval */
 	if (r < 0 && r != d->metrics_err)
 		log_warnx("metrics: cannot write %s/%s: %s", d->metrics_dir, d->metrics_name,
-			  strerror(-r));
+			  metrics_why(d, r));
 	else if (r == 0 && d->metrics_err)
 		log_info("metrics: %s/%s written again", d->metrics_dir, d->metrics_name);
 	d->metrics_err = r;

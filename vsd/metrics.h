@@ -13,8 +13,11 @@ struct vsd;
 void metrics_text(struct vsd *d, struct buf *b);
 /* --metrics-file: an absolute path ending in ".prom"; *why says what is wrong. */
 int metrics_set_file(struct vsd *d, const char *path, const char **why);
-/* Write the file now (temp file, rename; mode 0644); 0 or -errno, logged once. */
+/* Write the file now (write_file_replace: no link followed, a random or no
+ * temporary name, rename; mode 0644); 0 or -errno, logged once. */
 int metrics_write(struct vsd *d);
+/* "directory D is world-writable ...", or D's error r, for messages. */
+const char *metrics_why(const struct vsd *d, int r);
 /* Rewrite it if the interval has passed; the poll timeout it needs (ms). */
 void metrics_tick(struct vsd *d);
 int metrics_timeout_ms(const struct vsd *d, int t);

@@ -24,6 +24,7 @@
 #include "features.h"
 #include "fork-gate.h"
 #include "netshare.h"
+#include "member.h"
 #include "metrics.h"
 #include "scope.h"
 #include "sd-notify.h"
@@ -38,7 +39,8 @@ static void
 usage(FILE *f)
 {
 	fprintf(f, "usage: vsd [-fv] [--foreground] [--socket PATH] [--state-dir DIR]\n"
-		   "           [--cgroup-root NAME] [--group GROUP] [--rules FILE] [--verbose]\n"
+		   "           [--cgroup-root NAME] [--group GROUP [--group-marks LO-HI]]\n"
+		   "           [--rules FILE] [--verbose]\n"
 		   "           [--metrics-file PATH.prom [--metrics-interval SECONDS]]\n"
 		   "           [--record-conns gated | all]\n"
 		   "       vsd --check | --version | --help\n");
@@ -63,13 +65,20 @@ static int
 lock_state_dir(const char *dir)
 {
 	char path[PATH_MAX];
-	int fd;
+	int dfd, fd;
 
 	if (mkdir(dir, 0700) < 0 && errno != EEXIST)
 		fatal("mkdir %s", dir);
 	if (path_fmt(path, sizeof(path), "%s/lock", dir) < 0)
 		fatalx("state directory path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) < 0)
+	/* what every state file's write (write_file_replace) will insist on,
+	 * said now rather than at the first save */
+	if ((dfd = dir_open_nofollow(dir)) < 0)
+		fatalx_status(vx_from_errno(dfd), "--state-dir %s%s", dir, dir_why(dfd));
+	/* O_NOFOLLOW: root opens nothing a link at this name points to */
+	fd = openat(dfd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
+	if (fd < 0)
 		fatal("open %s", path);
 	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 		if (errno == EWOULDBLOCK)
@@ -287,7 +296,7 @@ loop(struct vsd *d, int lfd, int sfd)
 }
 
 struct options {
-	const char	*root, *group, *rules;
+	const char	*root, *group, *group_marks, *rules;
 	const char	*metrics_file, *metrics_interval;
 	int		 foreground, verbose, check;
 	int		 record_all;	/* --record-conns all */
@@ -303,6 +312,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		{ "state-dir", required_argument, NULL, 'd' },
 		{ "cgroup-root", required_argument, NULL, 'r' },
 		{ "group", required_argument, NULL, 'g' },
+		{ "group-marks", required_argument, NULL, 'G' },
 		{ "rules", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -322,6 +332,7 @@ parse_options(int argc, char **argv, struct options *o, struct vsd *d)
 		case 'd': d->state_dir = optarg; break;
 		case 'r': o->root = optarg; break;
 		case 'g': o->group = optarg; break;
+		case 'G': o->group_marks = optarg; break;
 		case 'R': o->rules = optarg; break;
 		case 'v': o->verbose++; break;
 		case 'h': usage(stdout); return 0;
@@ -403,10 +414,12 @@ metrics_options(struct vsd *d, const struct options *o)
 	if (o->metrics_file && (r = metrics_set_file(d, o->metrics_file, &why)) < 0)
 		fatalx_status(vx_from_errno(r), "--metrics-file %s: %s", o->metrics_file,
 			      why ? why : strerror(-r));
-	/* the directory is the operator's (the collector's); vsd makes none */
-	if (o->metrics_file && access(d->metrics_dir, W_OK) < 0)
-		fatalx_status(vx_from_errno(errno), "--metrics-file %s: directory %s: %s",
-			      o->metrics_file, d->metrics_dir, strerror(errno));
+	/* the directory is the operator's (the collector's); vsd makes none,
+	 * follows no link to it and refuses one anyone may write */
+	if (o->metrics_file && ((r = dir_open_nofollow(d->metrics_dir)) < 0 ||
+				(close(r), access(d->metrics_dir, W_OK) < 0 && (r = -errno))))
+		fatalx_status(vx_from_errno(r), "--metrics-file %s: %s", o->metrics_file,
+			      metrics_why(d, r));
 }
 
 /* --rules at start: a file that does not check stops vsd and changes nothing. */
@@ -415,7 +428,7 @@ apply_rules_at_start(struct vsd *d, const char *path, const char *given)
 {
 	struct buf out = { 0 }, errs = { 0 };
 
-	if (rules_apply_file(d, path, geteuid(), 0, 0, &out, &errs) < 0) {
+	if (rules_apply_file(d, path, geteuid(), NULL, 0, 0, &out, &errs) < 0) {
 		fputs(errs.p ? errs.p : "", stderr);
 		unlink_socket(d->socket_path);
 		release_empty(d);
@@ -435,6 +448,7 @@ static int
 start_up(struct vsd *d, const struct options *o)
 {
 	char *rules_abs = NULL;
+	const char *why;
 	int r, lfd;
 
 	if (!vs_name_valid(o->root))
@@ -446,6 +460,10 @@ start_up(struct vsd *d, const struct options *o)
 			fatalx_status(VX_NOTFOUND, "--group %s: no such group", o->group);
 		d->group = gr->gr_gid;
 	}
+	if (o->group_marks && !o->group)
+		fatalx_status(VX_USAGE, "--group-marks needs --group");
+	if (o->group_marks && (r = member_marks_parse(d, o->group_marks, &why)) < 0)
+		fatalx_status(VX_BADVALUE, "--group-marks %.64s %s", o->group_marks, why);
 	metrics_options(d, o);
 	if (geteuid() != 0)
 		fatalx_status(VX_PERM, "must run as root");
@@ -489,7 +507,7 @@ start_up(struct vsd *d, const struct options *o)
 	if (d->metrics_dir && (r = metrics_write(d)) < 0) {
 		unlink_socket(d->socket_path);
 		release_empty(d);
-		fatalx("--metrics-file %s: cannot write it: %s", o->metrics_file, strerror(-r));
+		fatalx("--metrics-file %s: cannot write it: %s", o->metrics_file, metrics_why(d, r));
 	}
 	d->metrics_at = mono_ns() + (uint64_t)d->metrics_interval_s * 1000000000ull;
 	return lfd;

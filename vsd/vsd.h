@@ -32,6 +32,8 @@ struct vsd {
 	const char	*state_dir;
 	const char	*socket_path;
 	gid_t		 group;		/* may also talk to vsd; (gid_t)-1 for root only */
+	uint32_t	 group_mark_lo;	/* --group-marks: the marks the group may set; */
+	uint32_t	 group_mark_hi;	/* none while hi is 0 (member.c) */
 	struct gate_socket *gate;	/* NULL where there is no cgroup2 */
 	struct rules	*rules;		/* the rule file applied last (vsd/apply.c), or NULL */
 	char		*rules_path;	/* what reload and SIGHUP re-read */
@@ -60,6 +62,7 @@ struct reply {
 	int		 json;
 	pid_t		 peer_pid;	/* from SO_PEERCRED */
 	uid_t		 peer_uid;
+	int		 peer_fd;	/* the client's connection (SO_PEERGROUPS) */
 	const char	*cmd;		/* the command as messages name it: "exec", not
 					 * the protocol's "exec-self" */
 	int		 vx;		/* error class (lib/exitcode.h); 0: from the errno */
@@ -97,7 +100,8 @@ int control_listen(const char *path, gid_t group);
 /* 0 and *cr if the peer on fd may talk to vsd; else -EACCES, its refusal framed in out. */
 int control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out);
 /* Run one request; its reply, framed, is appended to out. */
-void control_run(struct vsd *d, struct request *req, const struct ucred *cr, struct buf *out);
+void control_run(struct vsd *d, struct request *req, int fd, const struct ucred *cr,
+		 struct buf *out);
 /* An error reply (text, or JSON if json) of class vx (lib/exitcode.h), framed,
  * appended to out; the reply's status is vx. */
 void control_error(struct buf *out, int json, int vx, const char *msg);

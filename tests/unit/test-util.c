@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* Name validation and option parsing: what vsctl and the rules accept. */
+/* Name validation and option parsing: what vsctl and the rules accept; the
+ * file writer root uses in directories others own. */
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tap.h"
@@ -126,6 +131,51 @@ fields(void)
 	unlink(path);
 }
 
+/* write_file_replace: links at the name and a world-writable directory */
+static void
+replace(void)
+{
+	char dir[] = "/tmp/vsd-test-replace-XXXXXX", p[256], q[256], buf[64];
+	struct stat st;
+	int n = 0;
+	DIR *dh;
+	struct dirent *e;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "make a directory");
+		return;
+	}
+	snprintf(p, sizeof(p), "%s/target", dir);
+	snprintf(q, sizeof(q), "%s/f", dir);
+	ok(write_file_replace(dir, "target", "keep", 4, 0600, 1) == 0, "write a file");
+	ok(symlink(p, q) == 0, "a link at the name to replace");
+	ok(write_file_replace(dir, "f", "new", 3, 0644, 0) == 0, "replace over the link");
+	ok(lstat(q, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0644,
+	   "the name is a regular file, 0644, whatever the umask");
+	ok(read_file(q, buf, sizeof(buf)) == 0 && !strcmp(buf, "new"), "with the new text");
+	ok(read_file(p, buf, sizeof(buf)) == 0 && !strcmp(buf, "keep") &&
+	   stat(p, &st) == 0 && (st.st_mode & 07777) == 0600, "the link's target unchanged");
+	if ((dh = opendir(dir))) {
+		while ((e = readdir(dh)))
+			n += e->d_name[0] != '.';
+		closedir(dh);
+	}
+	ok(n == 2, "no temporary file left (%d names)", n);
+	chmod(dir, 0777);
+	ok(write_file_replace(dir, "f", "x", 1, 0644, 0) == -EPERM,
+	   "a world-writable directory without the sticky bit: -EPERM");
+	chmod(dir, 01777);
+	ok(write_file_replace(dir, "f", "x", 1, 0644, 0) == 0, "with the sticky bit: written");
+	snprintf(q, sizeof(q), "%s/link", dir);
+	ok(symlink(dir, q) == 0 && write_file_replace(q, "f", "x", 1, 0644, 0) == -ELOOP,
+	   "a directory given as a link: -ELOOP");
+	unlink(q);
+	snprintf(q, sizeof(q), "%s/f", dir);
+	unlink(q);
+	unlink(p);
+	rmdir(dir);
+}
+
 int
 main(void)
 {
@@ -134,5 +184,6 @@ main(void)
 	sizes();
 	numbers();
 	fields();
+	replace();
 	return tap_done();
 }

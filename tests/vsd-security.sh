@@ -191,7 +191,7 @@ MD=$VSD_TMP/member
 mkdir -m 0755 "$MD"
 chown 65534 "$MD"
 printf 'vs mk3 cpu 1%% mark 0x76000001\n' > "$MD/mark.rules"
-printf 'vs mk3 cpu 1%%\nremote dscp AF11 => mk3\n' > "$MD/remote.rules"
+printf 'vs mk3 cpu 1%%\nremote dscp AF11 from 198.18.0.1 => mk3\n' > "$MD/remote.rules"
 chown 65534 "$MD"/*.rules
 out=$(member "$VSCTL" apply "$MD/mark.rules" 2>&1)
 [ $? -ne 0 ] && ok "a member's rule file cannot set a mark" || fail "a member's rule file cannot set a mark"

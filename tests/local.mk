@@ -181,6 +181,10 @@ RULES_GOLDEN = \
 	tests/rules/good-plans.rules \
 	tests/rules/good-priority.out \
 	tests/rules/good-priority.rules \
+	tests/rules/err-remote.out \
+	tests/rules/err-remote.rules \
+	tests/rules/good-remote.out \
+	tests/rules/good-remote.rules \
 	tests/rules/good-reseller.out \
 	tests/rules/good-reseller.rules \
 	tests/rules/good-service-user.out \
@@ -206,6 +210,10 @@ TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-ti
 dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh
 EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+
+# The release tarball: complete.
+TESTS += tests/dist-complete.sh
+dist_noinst_SCRIPTS += tests/dist-complete.sh
 
 # The unit tests alone (no root, no kernel features): debian/rules runs them
 # at package build time. The integration tests alone: the VM tier

@@ -215,9 +215,9 @@ dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 TESTS += tests/dist-complete.sh
 dist_noinst_SCRIPTS += tests/dist-complete.sh
 
-# The unit tests alone (no root, no kernel features): debian/rules runs them
-# at package build time. The integration tests alone: the VM tier
-# (tests/vm/guest.sh) runs them on Debian 12's kernel and systemd.
+# The unit tests alone (no root, no kernel features) and the integration
+# tests alone: the VM tier (tests/vm/guest.sh) runs each list on Debian 12's
+# kernel and systemd.
 print-unit-tests:
 	@echo $(UNIT_TESTS)
 print-integration-tests:

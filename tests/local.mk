@@ -211,9 +211,9 @@ dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insula
 EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 
-# The release tarball: complete.
-TESTS += tests/dist-complete.sh
-dist_noinst_SCRIPTS += tests/dist-complete.sh
+# The release tarball and the Debian package: complete, and as lintian wants.
+TESTS += tests/dist-complete.sh tests/package-lint.sh
+dist_noinst_SCRIPTS += tests/dist-complete.sh tests/package-lint.sh
 
 # The unit tests alone (no root, no kernel features) and the integration
 # tests alone: the VM tier (tests/vm/guest.sh) runs each list on Debian 12's

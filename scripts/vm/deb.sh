@@ -9,6 +9,9 @@
 #   BUILDDIR   the configured build directory (default: the source tree if it
 #              is configured in place, else a scratch configure)
 set -eu
+# A build of its own: called from make (tests/package-lint.sh under make
+# check), the package's own make would take the caller's TESTS=... and flags.
+unset MAKEFLAGS MFLAGS MAKELEVEL
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=${1:-$top/tests/vm/debs}
 work=$(mktemp -d /tmp/vsd-deb.XXXXXX)

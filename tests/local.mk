@@ -182,6 +182,10 @@ RULES_GOLDEN = \
 	tests/rules/good-plans.rules \
 	tests/rules/good-priority.out \
 	tests/rules/good-priority.rules \
+	tests/rules/err-remote.out \
+	tests/rules/err-remote.rules \
+	tests/rules/good-remote.out \
+	tests/rules/good-remote.rules \
 	tests/rules/good-reseller.out \
 	tests/rules/good-reseller.rules \
 	tests/rules/good-service-user.out \
@@ -208,9 +212,13 @@ dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insula
 EXTRA_DIST += tests/remote-lib.sh
 dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
 
-# The unit tests alone (no root, no kernel features): debian/rules runs them
-# at package build time. The integration tests alone: the VM tier
-# (tests/vm/guest.sh) runs them on Debian 12's kernel and systemd.
+# The release tarball and the Debian package: complete, and as lintian wants.
+TESTS += tests/dist-complete.sh tests/package-lint.sh
+dist_noinst_SCRIPTS += tests/dist-complete.sh tests/package-lint.sh
+
+# The unit tests alone (no root, no kernel features) and the integration
+# tests alone: the VM tier (tests/vm/guest.sh) runs each list on Debian 12's
+# kernel and systemd.
 print-unit-tests:
 	@echo $(UNIT_TESTS)
 print-integration-tests:

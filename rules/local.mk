@@ -43,10 +43,10 @@ RULES_FUZZ_SRCS = \
 	$(srcdir)/rules/norm.c $(srcdir)/rules/parse-site.c $(srcdir)/rules/content.c \
 	$(srcdir)/rules/attrs.c \
 	$(srcdir)/lib/util.c $(srcdir)/lib/buf.c $(srcdir)/lib/log.c $(srcdir)/lib/privs.c \
-	$(srcdir)/lib/netrate.c
+	$(srcdir)/lib/netrate.c $(srcdir)/lib/file-replace.c
 EXTRA_DIST += rules/fuzz-rules.c rules/README.md
 if HAVE_FUZZER
-rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES)
+rules/fuzz-rules$(EXEEXT): $(RULES_FUZZ_SRCS) $(rules_librules_a_SOURCES) $(lib_libvsd_a_SOURCES)
 	$(AM_V_CCLD)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(RULES_FUZZ_SRCS)
 CLEANFILES += rules/fuzz-rules$(EXEEXT)

@@ -117,6 +117,12 @@ struct rules_service {
 	 * 0: not set, RULES_ATTRS_TIMEOUT_MS applies.
 	 */
 	unsigned	 attrs_timeout_ms;
+	/*
+	 * The VS its accept gate serves a request from when the request's
+	 * params cannot be read (malformed, too long, too slow): -1 for its
+	 * home. Never the requester: that is the front end.
+	 */
+	int		 unclassified;
 	struct rules_loc loc;
 };
 
@@ -338,7 +344,7 @@ struct rules_decision rules_query_name(const struct rules *rs, enum rules_gate g
 /* What an accept gate read from a request before handing its connection
  * over (FastCGI: the params the front end sends first). NULL: not sent. */
 struct rules_req_attrs {
-	const char *host;	/* HTTP_HOST, else SERVER_NAME; as sent */
+	const char *host;	/* SERVER_NAME, else HTTP_HOST; as sent */
 	const char *docroot;	/* DOCUMENT_ROOT */
 	const char *script;	/* SCRIPT_FILENAME */
 };

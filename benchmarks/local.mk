@@ -93,7 +93,7 @@ dist_noinst_DATA += benchmarks/results/accept-gate-cost.md benchmarks/results/ac
 	benchmarks/results/rules-provider-10000-main-vs-branch.csv \
 	benchmarks/results/rules-provider-quiet.csv \
 	benchmarks/results/rules-query-10000.csv benchmarks/results/fork-gate.md \
-	benchmarks/results/rules-fuzz.md \
+	benchmarks/results/rules-fuzz.md benchmarks/results/fcgi-fuzz.md \
 	benchmarks/results/accept-gate-attrs.md benchmarks/results/accept-attrs-cost.csv \
 	benchmarks/results/hosting.md benchmarks/results/rules-attrs.md \
 	benchmarks/results/rules-attrs.csv \

@@ -2,20 +2,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Classification by request content against a client that chooses every
 # header, through the real front ends: Debian's apache2 (mod_proxy_fcgi)
-# and nginx, each in VS front, in front of one PHP-FPM pool (Debian's pool)
-# under the accept gate, home VS php. Site A (a.example, docroot a/) is VS
+# and nginx, each in VS front, in front of a PHP-FPM pool (Debian's pool) on
+# a Unix socket, and a second one on TCP for Apache, each under the accept
+# gate, home VS php. Site A (a.example, docroot a/) is VS
 # www1; site B (b.example, docroot b/) is VS www2 with priority 10. The PHP
 # script prints the cgroups of the thread that runs it: the VS the request
 # was charged to.
 #  (a) six headers of 8,000 bytes (each under Apache's 8,190-byte line
-#      limit) before Host: the request for A is still A's;
+#      limit) before Host: the request for A is still A's; on TCP, 99 of them
+#      (Apache's most) too;
 #  (b) A's document root with Host: b.example: A's, whatever B's priority;
 #  (c) nginx with an absolute-form request line naming one site and Host
 #      the other: the server block nginx chose (its DOCUMENT_ROOT) decides;
 #  (d) a request whose params the gate cannot read (more headers than the
-#      kernel lets it peek at; not FastCGI at all) goes to the VS the rule
-#      file names with `unclassified`, never to the front end, and is
-#      counted in vsctl services, vsctl top and the metrics.
+#      kernel lets it peek at on a Unix socket; not FastCGI at all) goes to
+#      the VS the rule file names with `unclassified`, never to the front
+#      end, and is counted in vsctl services, vsctl top and the metrics.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/fcgi-lib.sh"
 need_root
@@ -26,17 +28,20 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 
 rules_dir
 RUN=$R/run
-mkdir -p "$RUN/a" "$RUN/b" "$RUN/front" "$RUN/ng" && chmod -R 0755 "$RUN"
+mkdir -p "$RUN/a" "$RUN/b" "$RUN/front" "$RUN/ng" "$RUN/tcp" && chmod -R 0755 "$RUN"
 PORT=$((30000 + $$ % 20000))	# Apache: A and B by name
 PORT_A=$((PORT + 1))		# Apache: A alone on its own port
 NPORT=$((PORT + 2))		# nginx: A and B by name
 NPORT_A=$((PORT + 3))		# nginx: A alone on its own port
+PORT_T=$((PORT + 4))		# Apache: A alone, its PHP over TCP
+FPM_T=$((PORT + 5))		# the second pool's TCP port
 BOUND_MS=3000
 
 vsd_start || { fail "vsd starts"; done_testing; }
 
 SOCK=$RUN/php8.2-fpm.sock
 fpm_conf "$RUN" "$SOCK"
+fpm_conf "$RUN/tcp" "127.0.0.1:$FPM_T"	# a second pool, on TCP
 cg_script "$RUN/a" "$RUN/b"
 chmod -R a+rX "$RUN"
 
@@ -47,6 +52,7 @@ vs www1 cpu 30%
 vs www2 cpu 30% priority 10
 vs unk cpu 5%
 service fpm home php attrs-timeout ${BOUND_MS}ms unclassified unk command "$PHP_FPM -F -y $RUN/fpm.conf"
+service fpmt home php attrs-timeout ${BOUND_MS}ms unclassified unk command "$PHP_FPM -F -y $RUN/tcp/fpm.conf"
 site a.example docroot "$RUN/a" vs www1
 site b.example docroot "$RUN/b" vs www2
 E
@@ -54,16 +60,26 @@ out=$(vsctl apply "$R/sites.rules" 2>&1)
 is "$?" 0 "the sites' rule file applies${out:+: $out}"
 check "PHP-FPM runs under the gate, on its Unix socket" wait_until fpm_service_up "$SOCK"
 on_exit "vsctl service stop fpm"
+fpmt_up() { running fpmt && bash -c "exec 3<>/dev/tcp/127.0.0.1/$FPM_T" 2>/dev/null; }
+check "the second pool runs under the gate, on TCP" wait_until fpmt_up
+on_exit "vsctl service stop fpmt"
 
-# --- Apache: the hosting benchmark's front end, with site A's vhost copied
-# to a port of its own as well, in VS front
+# --- Apache: the hosting benchmark's front end, in VS front, with copies of
+# site A's vhost alone on two ports of their own: one with PHP on the Unix
+# socket, one with PHP on the TCP pool
 apache_conf "$RUN" "$PORT" "$SOCK"
-awk -v p="$PORT" -v pa="$PORT_A" '
+awk -v p="$PORT" -v pa="$PORT_A" -v pt="$PORT_T" -v sock="$SOCK" -v tcp="127.0.0.1:$FPM_T" '
 	/^<VirtualHost / && !n++ { grab = 1 }
 	grab { a = a $0 "\n" }
 	/^<\/VirtualHost>/ { grab = 0 }
 	{ print }
-	END { print "Listen 127.0.0.1:" pa; sub("\\*:" p, "*:" pa, a); printf "%s", a }
+	END {
+		t = a
+		sub("\\*:" p, "*:" pa, a)
+		sub("\\*:" p, "*:" pt, t)
+		sub("proxy:unix:" sock "\\|fcgi://localhost", "proxy:fcgi://" tcp, t)
+		printf "Listen 127.0.0.1:%s\n%sListen 127.0.0.1:%s\n%s", pa, a, pt, t
+	}
 ' "$RUN/front/httpd.conf" > "$RUN/front/httpd2.conf" && mv "$RUN/front/httpd2.conf" "$RUN/front/httpd.conf"
 check "Apache's configuration is valid" "$APACHE" -t -f "$RUN/front/httpd.conf"
 vsctl exec front -- "$APACHE" -f "$RUN/front/httpd.conf" -k start
@@ -94,7 +110,7 @@ ng() { "$NGINX" -p "$RUN/ng" -e "$RUN/ng/error.log" -c "$RUN/ng/nginx.conf" "$@"
 check "nginx's configuration is valid" ng -t -q
 vsctl exec front -- "$NGINX" -p "$RUN/ng" -e "$RUN/ng/error.log" -c "$RUN/ng/nginx.conf"
 on_exit "kill \$(cat $RUN/ng/nginx.pid) 2>/dev/null"
-for p in "$PORT" "$PORT_A" "$NPORT" "$NPORT_A"; do
+for p in "$PORT" "$PORT_A" "$PORT_T" "$NPORT" "$NPORT_A"; do
 	check "the front end on port $p listens" wait_until bash -c "exec 3<>/dev/tcp/127.0.0.1/$p"
 done
 
@@ -130,6 +146,16 @@ is "$(req "$PORT" "GET /cg.php HTTP/1.0$CRLF${P6%.}Host: a.example$CRLF")" www1 
     "(a) Apache: six 8,000-byte headers before Host: the request for A is charged to www1"
 is "$(req "$NPORT" "GET /cg.php HTTP/1.0$CRLF${P3%.}Host: a.example$CRLF")" www1 \
     "(a) nginx: three 8,000-byte headers before Host: charged to www1"
+
+# ... and on TCP, where the gate raises the connection's receive buffer to
+# its 1 MiB bound: Apache's most (LimitRequestFields 100, so 99 headers of
+# 8,000 bytes and Host, 0.8 MB of params before DOCUMENT_ROOT) is read whole
+is "$(req "$PORT_T" "GET /cg.php HTTP/1.0${CRLF}Host: a.example$CRLF")" www1 \
+    "Apache over TCP: a plain request for A is charged to www1"
+is "$(req "$PORT_T" "GET /cg.php HTTP/1.0$CRLF${P99%.}Host: a.example$CRLF")" www1 \
+    "(a) Apache over TCP: 99 headers of 8,000 bytes before Host: charged to www1"
+is "$(svc fpmt "['vs']" | json '",".join("%s=%d" % (v["name"], v["served"]) for v in d if v["served"])'):$(svc fpmt "['unclassified']")" \
+    "www1=2:0" "(a) ... both served by the TCP pool, in www1, none unclassified"
 
 # (b) A's document root, B's host name (B has the higher priority)
 is "$(req "$PORT_A" "GET /cg.php HTTP/1.0${CRLF}Host: b.example$CRLF")" www1 \

@@ -359,7 +359,9 @@ int rules_wants_attrs(const struct rules *rs, int svc, unsigned *timeout_ms);
 /* The VS index a request belongs to by its content, for a connection to
  * service SVC from a requester in VS REQ (RULES_VS_UNKNOWN if not known),
  * accepted by a thread in VS CALLER; RULES_VS_UNKNOWN when no content rule
- * or site matches (the gate then decides by the requester as today). Host
+ * or site matches (the gate then decides by the requester as today). A
+ * matching path (DOCUMENT_ROOT, else SCRIPT_FILENAME) wins over any host
+ * name, whatever the priorities; priority decides within a kind. Host
  * names compare case-insensitively and without a trailing ":port" or ".". */
 int rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
 		      const struct rules_req_attrs *a);

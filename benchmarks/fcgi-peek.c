@@ -22,8 +22,8 @@
 #include "tests/unit/fcgi-records.h"
 #include "lib/util.h"
 
-static uint8_t buf[FCGI_PEEK_MAX];
-static struct fcgi_params params;
+static uint8_t buf[FCGI_PARAMS_MAX];
+static struct fcgi_stream params;
 
 static uint64_t
 cpu_ns(void)

@@ -32,6 +32,8 @@
 #   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
 #   rules-fuzz           the rule parser's libFuzzer harness for 10 million
 #                        executions (no root; tests/rules-fuzz.sh runs 20 s)
+#   fcgi-fuzz            the FastCGI param parser's and classifier's harness
+#                        for 10 million (no root; tests/fcgi-fuzz.sh runs 20 s)
 # Design experiments that are not product figures: benchmarks/experiments/.
 noinst_PROGRAMS += benchmarks/loadgen benchmarks/vsd-bulk benchmarks/acceptbench \
 	benchmarks/connrate benchmarks/rules-query benchmarks/gate-decision benchmarks/cgroup-floor \
@@ -73,7 +75,7 @@ benchmarks_notify_floor_SOURCES = benchmarks/notify-floor.c
 
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
-	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/hosting \
+	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
@@ -82,7 +84,7 @@ dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/
 # their CSVs (benchmarks/bench-report).
 BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/conntab-quota.md benchmarks/results/correctness-accept-gate.md benchmarks/results/cpushare.md \
-	benchmarks/results/experiment-gate-window.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
+	benchmarks/results/experiment-gate-window.md benchmarks/results/fcgi-fuzz.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
 	benchmarks/results/hosting.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md \
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \

@@ -11,9 +11,12 @@
  *   - each wildcard suffix of it, longest first: "w.shop.example", "w.example".
  * Under each key the crules with that pattern are chained in precedence
  * order; the first whose caller and requester patterns match is that key's
- * candidate. The winner is the candidate of highest priority; among equal
- * priorities the first in the order above: the docroot the front end
- * configured before the host name the client chose, the longer match
+ * candidate. A document root (or script path) that matches wins over any
+ * host name, whatever the priorities: the front end set it from its own
+ * configuration, while the client chose the host name. Priority decides
+ * only between matches of the same kind: among the directories, or among
+ * the host and its wildcards, the candidate of highest priority wins, and
+ * among equal priorities the first in the order above, the longer match
  * before the shorter.
  * Cost: O(path components + host labels) lookups, each O(length); it does
  * not grow with the number of sites (benchmarks/results/rules-attrs.md).
@@ -122,7 +125,10 @@ rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
 	} else if (a->script && norm_script(a->script, key + 1, sizeof(key) - 1, &why) > 0) {
 		try_dirs(rs, key, caller, req, &b);
 	}
-	if (a->host && !done(rs, &b) && norm_host(a->host, key + 1, RULES_HOST_MAX + 1, &why) > 0) {
+	/* a path matched: no host name can take it */
+	if (b.k >= 0)
+		return rs->crules[b.k].target;
+	if (a->host && norm_host(a->host, key + 1, RULES_HOST_MAX + 1, &why) > 0) {
 		key[0] = 'h';
 		try_key(rs, key, caller, req, &b);
 		/* "w" + each suffix from a '.': the name itself is never its own wildcard */

@@ -282,11 +282,15 @@ check_services(struct rules_ctx *c)
 		x->loc = sv->loc;
 		x->gate = RULES_GATE_ACCEPT;
 		x->home = -1;
+		x->unclassified = -1;
 		x->attrs_timeout_ms = sv->attrs_timeout_ms;
 		if (!sv->home)
 			rerr(c, &sv->loc, "service '%s' needs a home VS (home NAME)", sv->name);
 		else if ((x->home = names_get(rs->vs_names, sv->home)) < 0)
 			rerr(c, &sv->home_at, "undeclared VS '%s'", sv->home);
+		if (sv->unclassified &&
+		    (x->unclassified = names_get(rs->vs_names, sv->unclassified)) < 0)
+			rerr(c, &sv->unclassified_at, "undeclared VS '%s'", sv->unclassified);
 		if (sv->gate >= 0 && sv->gate != RULES_GATE_ACCEPT)
 			rerr(c, &sv->gate_at, "a service runs under the accept gate, not '%s'",
 			     rules_gate_name(sv->gate));

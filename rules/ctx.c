@@ -219,6 +219,7 @@ ctx_free(struct rules_ctx *c)
 	for (i = 0; i < c->nsvcs; i++) {
 		free(c->svcs[i].name);
 		free(c->svcs[i].home);
+		free(c->svcs[i].unclassified);
 		free(c->svcs[i].command);
 		free(c->svcs[i].user);
 		free(c->svcs[i].group);

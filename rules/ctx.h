@@ -91,6 +91,8 @@ struct svc_decl {
 	char		*user, *group;	/* NULL if not given */
 	struct rules_loc user_at, group_at;
 	unsigned	 attrs_timeout_ms;	/* 0 if not given */
+	char		*unclassified;	/* NULL if not given */
+	struct rules_loc unclassified_at;
 };
 
 struct rule_decl {

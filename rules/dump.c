@@ -177,6 +177,8 @@ rules_dump(const struct rules *rs, struct buf *b)
 			buf_printf(b, "group %s ", s->group);
 		if (s->attrs_timeout_ms)
 			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
+		if (s->unclassified >= 0)
+			buf_printf(b, "unclassified %s ", rs->vs[s->unclassified].name);
 		buf_printf(b, "command ");
 		buf_json_str(b, s->command);
 		buf_printf(b, "\n");

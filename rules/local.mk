@@ -32,8 +32,8 @@ dist_noinst_DATA += $(RULES_EXAMPLES)
 # The libFuzzer harness: the library's sources built again with clang's
 # fuzzer, address and undefined-behaviour sanitizers (the gcc-built
 # librules.a has no coverage); UBSan aborts, so libFuzzer keeps the input.
-RULES_FUZZ_SRCS = \
-	$(srcdir)/rules/fuzz-rules.c \
+RULES_FUZZ_SRCS = $(srcdir)/rules/fuzz-rules.c $(RULES_LIB_FUZZ_SRCS)
+RULES_LIB_FUZZ_SRCS = \
 	$(srcdir)/rules/rules.c $(srcdir)/rules/ctx.c $(srcdir)/rules/names.c \
 	$(srcdir)/rules/lex.c $(srcdir)/rules/parse.c $(srcdir)/rules/parse-decl.c \
 	$(srcdir)/rules/parse-rule.c $(srcdir)/rules/parse-remote.c $(srcdir)/rules/check-remote.c $(srcdir)/rules/prefix.c $(srcdir)/rules/expand.c $(srcdir)/rules/file.c $(srcdir)/rules/open.c \

@@ -27,6 +27,7 @@ enum keyid {
 	K_NET_SHARE = SB_NET_SHARE, K_NET_MAX = SB_NET_MAX, K_DEV = SB_DEV, K_DEV_RATE = SB_DEV_RATE,
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 	K_ATTRS_TIMEOUT,
+	K_UNCLASSIFIED,
 };
 
 enum where { W_VS = 1, W_PLAN = 2, W_GROUP = 4, W_SVC = 8 };
@@ -59,6 +60,7 @@ static const struct key {
 	{ "group",	K_UGROUP,	W_SVC },
 	/* how long its gate waits for a request's params (parse-site.c's syntax) */
 	{ "attrs-timeout", K_ATTRS_TIMEOUT, W_SVC },
+	{ "unclassified", K_UNCLASSIFIED, W_SVC },
 };
 
 struct target {
@@ -169,6 +171,9 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 	case K_ATTRS_TIMEOUT:
 		if (parse_duration_ms(v->text, &d->svc->attrs_timeout_ms, &why) < 0)
 			perr(p, v, "attrs-timeout '%s' %s", v->text, why);
+		return;
+	case K_UNCLASSIFIED:
+		set_name(p, v, "VS", &d->svc->unclassified, &d->svc->unclassified_at);
 		return;
 	case K_USER:
 	case K_UGROUP:

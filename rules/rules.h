@@ -117,6 +117,12 @@ struct rules_service {
 	 * 0: not set, RULES_ATTRS_TIMEOUT_MS applies.
 	 */
 	unsigned	 attrs_timeout_ms;
+	/*
+	 * The VS its accept gate serves a request from when the request's
+	 * params cannot be read (malformed, too long, too slow): -1 for its
+	 * home. Never the requester: that is the front end.
+	 */
+	int		 unclassified;
 	struct rules_loc loc;
 };
 
@@ -348,7 +354,7 @@ struct rules_decision rules_query_name(const struct rules *rs, enum rules_gate g
 /* What an accept gate read from a request before handing its connection
  * over (FastCGI: the params the front end sends first). NULL: not sent. */
 struct rules_req_attrs {
-	const char *host;	/* HTTP_HOST, else SERVER_NAME; as sent */
+	const char *host;	/* SERVER_NAME, else HTTP_HOST; as sent */
 	const char *docroot;	/* DOCUMENT_ROOT */
 	const char *script;	/* SCRIPT_FILENAME */
 };
@@ -363,7 +369,9 @@ int rules_wants_attrs(const struct rules *rs, int svc, unsigned *timeout_ms);
 /* The VS index a request belongs to by its content, for a connection to
  * service SVC from a requester in VS REQ (RULES_VS_UNKNOWN if not known),
  * accepted by a thread in VS CALLER; RULES_VS_UNKNOWN when no content rule
- * or site matches (the gate then decides by the requester as today). Host
+ * or site matches (the gate then decides by the requester as today). A
+ * matching path (DOCUMENT_ROOT, else SCRIPT_FILENAME) wins over any host
+ * name, whatever the priorities; priority decides within a kind. Host
  * names compare case-insensitively and without a trailing ":port" or ".". */
 int rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
 		      const struct rules_req_attrs *a);

@@ -5,8 +5,8 @@
 #   deps.sh --demo   and to run the insulation demo (Apache, the FastCGI
 #                    devkit for fcgi-demo/, gnuplot for its plot)
 #   deps.sh --test   and to run the test suite (the demo's packages, plus
-#                    tcpdump, python3, clang's fuzzer runtime, debhelper and
-#                    lintian for the package test, ...)
+#                    tcpdump, python3, clang's fuzzer runtime, nginx, debhelper
+#                    and lintian for the package test, ...)
 set -eu
 if [ "$(id -u)" != 0 ]; then
 	echo "deps.sh: run as root (it installs packages with apt-get)" >&2
@@ -18,7 +18,7 @@ build="build-essential autoconf automake libtool pkg-config clang llvm
        libnftables-dev libjson-c-dev"
 demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
 test="$demo tcpdump python3 passwd libclang-rt-14-dev strace php8.2-fpm
-      libfcgi-bin iperf3 haproxy nftables python3-prometheus-client
+      libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
       debhelper lintian"
 case "${1:-}" in
 "") pkgs=$build ;;

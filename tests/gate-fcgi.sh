@@ -10,15 +10,10 @@
 # nothing: the requests behind it are served while it waits, and it is
 # served from home once the bound has passed.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fcgi-lib.sh"
 need_root
-APACHE=$(command -v apache2 || echo /usr/sbin/apache2)
-PHP_FPM=$(command -v php-fpm8.2 || echo /usr/sbin/php-fpm8.2)
-MODDIR=/usr/lib/apache2/modules
-POOL=/etc/php/8.2/fpm/pool.d/www.conf
-[ -x "$APACHE" ] && [ -e "$MODDIR/mod_proxy_fcgi.so" ] ||
-	skip_all "apache2 with mod_proxy_fcgi is not installed (scripts/deps.sh --test installs it)"
-[ -x "$PHP_FPM" ] && [ -r "$POOL" ] ||
-	skip_all "php8.2-fpm is not installed (scripts/deps.sh --test installs it)"
+need_apache
+need_fpm
 
 rules_dir
 RUN=$R/run
@@ -30,19 +25,8 @@ vsd_start || { fail "vsd starts"; done_testing; }
 
 # --- Debian's pool, but for its socket path and pool size
 SOCK=$RUN/php8.2-fpm.sock
-sed -e "s|^listen = .*|listen = $SOCK|" -e "s|^pm = .*|pm = static|" \
-    -e "s|^pm.max_children = .*|pm.max_children = 4|" "$POOL" > "$RUN/pool.conf"
-cat > "$RUN/fpm.conf" <<E
-[global]
-pid = $RUN/fpm.pid
-error_log = $RUN/fpm.log
-daemonize = no
-include = $RUN/pool.conf
-E
-# the script prints the cgroups of the thread that runs it
-for s in a b; do
-	printf '<?php\nheader("Content-Type: text/plain");\nreadfile("/proc/thread-self/cgroup");\n' > "$RUN/$s/cg.php"
-done
+fpm_conf "$RUN" "$SOCK"
+cg_script "$RUN/a" "$RUN/b"
 chmod -R a+rX "$RUN"
 
 # --- the sites: a.example by its host name, b.example by its document root;
@@ -58,17 +42,11 @@ site a.example vs www1
 E
 out=$(vsctl apply "$R/sites.rules" 2>&1)
 check "the sites' rule file applies" test $? = 0
-fpm_up() { running fpm && [ -S "$SOCK" ]; }
-check "PHP-FPM runs under the gate, on its Unix socket" wait_until fpm_up
+check "PHP-FPM runs under the gate, on its Unix socket" wait_until fpm_service_up "$SOCK"
 on_exit "vsctl service stop fpm"
 
 # --- one Apache, two name-based vhosts, in VS front
-sed -e "s|@RUNDIR@|$RUN/front|g" -e "s|@PORT@|$PORT|g" -e "s|@MODDIR@|$MODDIR|g" \
-    -e "s|@USER@|www-data|g" -e "s|@GROUP@|www-data|g" \
-    -e "s|@DOCROOT_A@|$RUN/a|g" -e "s|@DOCROOT_B@|$RUN/b|g" \
-    -e "s|@HOST_A@|a.example|g" -e "s|@HOST_B@|b.example|g" \
-    -e "s|@SOCK_A@|$SOCK|g" -e "s|@SOCK_B@|$SOCK|g" \
-    "$top_srcdir/benchmarks/hosting-front.conf.in" > "$RUN/front/httpd.conf"
+apache_conf "$RUN" "$PORT" "$SOCK"
 check "Apache's configuration is valid" "$APACHE" -t -f "$RUN/front/httpd.conf"
 vsctl exec front -- "$APACHE" -f "$RUN/front/httpd.conf" -k start
 on_exit "$APACHE -f $RUN/front/httpd.conf -k stop; sleep 1; kill -KILL \$(cat $RUN/front/httpd.pid)"
@@ -86,9 +64,7 @@ get() {
 where() {
 	local i
 	for i in $(seq "$2"); do
-		get "$1" /cg.php |
-			awk -F: '$2 ~ /(^|,)cpu(,|$)/ { c = $3 } $2 == "" { u = $3 }
-			     END { p = c != "" ? c : u; sub(".*/", "", p); print p == "" ? "none" : p }'
+		get "$1" /cg.php | cg_vs
 	done | sort | uniq -c | awk '{ printf "%s%s:%s", n++ ? " " : "", $2, $1 } END { print "" }'
 }
 is "$(where a.example 20)" "www1:20" "20 requests for a.example ran in www1 (by its host name)"

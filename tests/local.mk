@@ -199,8 +199,17 @@ RULES_TESTS = tests/rules-golden.sh tests/rules-examples.sh tests/rules-robust.s
 TESTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += $(RULES_TESTS)
 dist_noinst_SCRIPTS += tests/fcgi-get.py
+# The FastCGI param parser and the classifier under libFuzzer, 20 s.
+TESTS += tests/fcgi-fuzz.sh
+dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
+# Classification by content against a hostile client, through real Apache
+# and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
+TESTS += tests/classify-hostile.sh
+dist_noinst_SCRIPTS += tests/classify-hostile.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
+tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)
 endif
 
 # --- A few seconds of the insulation and virtual-host benchmarks end to end

@@ -18,18 +18,5 @@ tmp=$(mktemp -d /tmp/vsd-rules-fuzz.XXXXXX) || exit 99
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/corpus" "$tmp/seeds"
 cp "$srcdir"/rules/examples/*.rules "$srcdir"/tests/rules/*.rules "$tmp/seeds/"
-# -timeout: a single input slower than 10 s is a bug too (quadratic blowup)
-if "$fuzz" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=1024 \
-	-print_final_stats=1 -artifact_prefix="$tmp/" \
-	"$tmp/corpus" "$tmp/seeds" >"$tmp/log" 2>&1; then
-	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/log")
-	echo "ok 1 - fuzzed ${secs}s, ${runs:-?} inputs, no crash or leak"
-else
-	echo "not ok 1 - the fuzzer found a problem"
-	tail -40 "$tmp/log" | sed 's/^/# /'
-	for a in "$tmp"/crash-* "$tmp"/leak-* "$tmp"/timeout-* "$tmp"/oom-*; do
-		[ -f "$a" ] || continue
-		echo "# input $(basename "$a"):"
-		od -c "$a" | head -20 | sed 's/^/#   /'
-	done
-fi
+. "$srcdir/tests/fuzz-lib.sh"
+fuzz_run "$fuzz" "$secs" 4096 ""

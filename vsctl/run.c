@@ -370,9 +370,10 @@ print_row(struct json_object *js)
 			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "queued"));
 	}
-	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %-28s %-28s %s\n",
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7lld %-28s %-28s %s\n",
 	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
 	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-",
+	    jnum(js, "unclassified"),
 	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);
@@ -417,8 +418,8 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
 		return vsctl_fail(VX_BADVALUE, "services: the path of %s is too long", socket_path);
 	if (!json)
-		printf("%-20s %-10s %7s %8s %-12s %-28s %-28s %s\n", "NAME", "STATE", "PID",
-		    "RESTARTS", "HOME", "BINDING(TID:VS)", "SERVED", "QUEUED");
+		printf("%-20s %-10s %7s %8s %-12s %7s %-28s %-28s %s\n", "NAME", "STATE", "PID",
+		    "RESTARTS", "HOME", "UNCLASS", "BINDING(TID:VS)", "SERVED", "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };

@@ -258,6 +258,29 @@ size(uint64_t v, char *buf, size_t len)
 	return buf;
 }
 
+/*
+ * A service's requests its gate could not classify by their params, as a
+ * row of their own ("(unclassified)" is no VS name), with their rate.
+ */
+static void
+unclassified_row(struct top *t, struct buf *out, struct buf *now, const char *line,
+		 const char *svc)
+{
+	uint64_t n = num(line, "unclassified");
+	char key[80];
+	const char *p;
+	double rate = 0;
+
+	snprintf(key, sizeof(key), "service name=%s ", svc);
+	buf_printf(now, "%s\n", line);
+	if (n == NONE)	/* a supervisor that does not count them */
+		return;
+	if (t->svc_prev.p && (p = strstr(t->svc_prev.p, key)) && t->delay > 0)
+		rate = (double)delta(n, num(p, "unclassified")) / t->delay;
+	buf_printf(out, "%-20s %-20s %10" PRIu64 " %8.1f %7s %10s %6s\n", svc, "(unclassified)", n,
+	    rate, "-", "-", "-");
+}
+
 /* The gated services: one "stats" request each; printed as they come. */
 static void
 print_services(struct top *t, struct buf *out)
@@ -295,6 +318,7 @@ print_services(struct top *t, struct buf *out)
 				*next++ = '\0';
 			if (strncmp(line, "service ", 8) == 0) {
 				kv_get(line, "name", svc, sizeof(svc));
+				unclassified_row(t, out, &now, line, svc);
 				continue;
 			}
 			if (strncmp(line, "vs ", 3) != 0 || kv_get(line, "name", vs, sizeof(vs)) < 0)

@@ -240,6 +240,30 @@ svc_family(struct buf *b, const char *lines, const char *metric, const char *typ
 	}
 }
 
+/* Requests a service's gate could not classify by their params, per service
+ * (the "service" lines' unclassified=). */
+static void
+svc_unclassified(struct buf *b, const char *lines)
+{
+	const char *p;
+
+	family(b, "vsd_service_unclassified_total", "counter",
+	       "Requests the service's accept gate could not classify by their FastCGI params "
+	       "(malformed, too long, too slow), served in its unclassified VS.");
+	for (p = lines; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char svc[VS_NAME_MAX + 1], v[32], line[512];
+		size_t n = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (strncmp(line, "service ", 8) != 0 || kv_get(line, "name", svc, sizeof(svc)) < 0 ||
+		    kv_get(line, "unclassified", v, sizeof(v)) < 0)
+			continue;
+		buf_printf(b, "vsd_service_unclassified_total{service=");
+		label(b, svc);
+		buf_printf(b, "} %.15g\n", strtod(v, NULL));
+	}
+}
+
 void
 metrics_text(struct vsd *d, struct buf *b)
 {
@@ -256,6 +280,7 @@ metrics_text(struct vsd *d, struct buf *b)
 	svc_family(b, svc.p, "vsd_service_cpu_seconds_total", "counter",
 		   "CPU time a gated service spent for the VS (its threads' time while bound there).",
 		   "cpu_usec", 1e-6);
+	svc_unclassified(b, svc.p);
 	buf_free(&svc);
 }
 

@@ -33,6 +33,8 @@ want_attrs(struct gate *g)
 	g->svc_idx = g->rules && g->svc_name ? rules_service_index(g->rules, g->svc_name) : -1;
 	if (g->rules)
 		want = rules_wants_attrs(g->rules, g->svc_idx, &ms) == 1;
+	g->unclass_idx = g->rules && g->svc_idx >= 0 ?
+	    g->rules->services[g->svc_idx].unclassified : -1;
 	if (want && (!g->want_attrs || ms != g->attrs_timeout_ms))
 		log_info("classification by request params: on, bound %u ms", ms);
 	else if (!want && g->want_attrs)
@@ -152,6 +154,15 @@ gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req)
 	default:
 		return req;
 	}
+}
+
+struct gate_vs *
+gate_unclassified_vs(struct gate *g)
+{
+	struct gate_vs *v = g->unclass_idx >= 0 ? by_index(g, g->unclass_idx) : NULL;
+
+	/* not named, or a VS of the file that vsd does not have (yet): home */
+	return v ? v : vs_table_find(&g->tab, g->home);
 }
 
 struct gate_vs *

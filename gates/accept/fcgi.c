@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * A defensive parser of the start of a FastCGI connection (see fcgi.h).
- * Every length is checked against what is there before it is used; the input
- * is bounded by the caller (FCGI_PEEK_MAX) and so is everything we copy.
- * What a hostile client can do is make its own connection unclassifiable
- * (FCGI_BAD: the gate then decides by the requester, as for any service) or
- * slow (FCGI_MORE until the gate's bound: then it is served from home).
+ * A defensive streaming parser of the start of a FastCGI connection (see
+ * fcgi.h). It walks the bytes once, in chunks of any size, and keeps only
+ * the four values it wants: a pair or a record header split anywhere is
+ * gathered in the state, every other byte is counted and skipped. What a
+ * hostile client can do is make its own connection unclassifiable
+ * (FCGI_BAD) or long or slow (FCGI_MORE past the gate's bounds); the gate
+ * serves both from the service's unclassified VS (hold.c).
  */
 #include "config.h"
 
@@ -21,127 +22,209 @@
 #define FCGI_BEGIN_LEN		8
 #define FCGI_MAX_MGMT		4	/* management records we skip before BEGIN */
 
-/* A name or value length at *pos of the params stream; -1 if incomplete. */
-static long
-pair_len(const uint8_t *s, size_t n, size_t *pos)
+static const char *const wanted[FCGI_NPARAMS] = {
+	[FCGI_HTTP_HOST] = "HTTP_HOST",
+	[FCGI_SERVER_NAME] = "SERVER_NAME",
+	[FCGI_DOCUMENT_ROOT] = "DOCUMENT_ROOT",
+	[FCGI_SCRIPT_FILENAME] = "SCRIPT_FILENAME",
+};
+
+void
+fcgi_init(struct fcgi_stream *s)
 {
-	if (*pos >= n)
-		return -1;
-	if (!(s[*pos] & 0x80))
-		return s[(*pos)++];
-	if (n - *pos < 4)
-		return -1;
-	long v = (long)(s[*pos] & 0x7f) << 24 | (long)s[*pos + 1] << 16 |
-	    (long)s[*pos + 2] << 8 | s[*pos + 3];
-	*pos += 4;
-	return v;
+	memset(s, 0, offsetof(struct fcgi_stream, p.val));
+	memset(&s->status, 0, sizeof(*s) - offsetof(struct fcgi_stream, status));
+	s->status = FCGI_MORE;
+	s->slot = -1;
 }
 
-/*
- * Walk the pairs of the params stream s[0..n) (values are copied NUL
- * terminated to *vals, which grows up to end). Returns the offset after the
- * last complete pair, or (size_t)-1 if a length is impossible (ended is 1:
- * the stream is complete, so a pair that does not fit is malformed).
- */
-static size_t
-pairs(struct fcgi_params *p, const uint8_t *s, size_t n, int ended, char **vals, char *end)
+static const char **
+slot_ptr(struct fcgi_params *p, int slot)
 {
-	static const struct { const char *name; size_t off; } want[] = {
-		{ "HTTP_HOST", offsetof(struct fcgi_params, http_host) },
-		{ "SERVER_NAME", offsetof(struct fcgi_params, server_name) },
-		{ "DOCUMENT_ROOT", offsetof(struct fcgi_params, docroot) },
-		{ "SCRIPT_FILENAME", offsetof(struct fcgi_params, script) },
-	};
-	size_t pos = 0, done = 0, i;
-	unsigned seen = 0;
-
-	while (pos < n) {
-		long nl = pair_len(s, n, &pos), vl = nl < 0 ? -1 : pair_len(s, n, &pos);
-
-		if (nl < 0 || vl < 0 || (size_t)nl > n - pos || (size_t)vl > n - pos - (size_t)nl)
-			return ended ? (size_t)-1 : done;
-		const uint8_t *name = s + pos, *val = s + pos + nl;
-
-		pos += (size_t)nl + (size_t)vl;
-		done = pos;
-		p->npairs++;
-		for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-			const char **slot = (const char **)((char *)p + want[i].off);
-
-			if ((size_t)nl != strlen(want[i].name) || memcmp(name, want[i].name, (size_t)nl))
-				continue;
-			/* the first one counts, usable or not; a value with a NUL
-			 * in it is not a name or a path we could match (it would
-			 * be cut short) */
-			if (seen & 1u << i)
-				break;
-			seen |= 1u << i;
-			if (memchr(val, 0, (size_t)vl) || (size_t)(end - *vals) < (size_t)vl + 1)
-				break;
-			memcpy(*vals, val, (size_t)vl);
-			(*vals)[vl] = 0;
-			*slot = *vals;
-			*vals += vl + 1;
-			break;
-		}
+	switch (slot) {
+	case FCGI_HTTP_HOST: return &p->http_host;
+	case FCGI_SERVER_NAME: return &p->server_name;
+	case FCGI_DOCUMENT_ROOT: return &p->docroot;
+	default: return &p->script;
 	}
-	return done;
+}
+
+/* The pair's name is complete: is it one we want, and its first? */
+static void
+name_done(struct fcgi_stream *s)
+{
+	int i;
+
+	s->slot = -1;
+	if (s->nl >= sizeof(s->name))
+		return;
+	for (i = 0; i < FCGI_NPARAMS; i++) {
+		if (strlen(wanted[i]) != s->nl || memcmp(s->name, wanted[i], s->nl))
+			continue;
+		/* the first one counts, usable or not */
+		if (!(s->seen & 1u << i) && s->vl < FCGI_VALUE_MAX)
+			s->slot = i;
+		s->seen |= 1u << i;
+		return;
+	}
+}
+
+/* The pair is complete: publish its value if we kept it. */
+static void
+pair_done(struct fcgi_stream *s)
+{
+	s->p.npairs++;
+	if (s->slot >= 0) {
+		char *v = s->p.val[s->slot];
+
+		v[s->vl] = 0;
+		/* a value with a NUL in it is not a name or a path we could
+		 * match (it would be cut short) */
+		if (!memchr(v, 0, s->vl))
+			*slot_ptr(&s->p, s->slot) = v;
+	}
+	s->pstate = 0;
+	s->got = 0;
+	s->slot = -1;
+}
+
+/* One byte of a name or value length; 1 when the length is complete. */
+static int
+len_byte(struct fcgi_stream *s, uint8_t b, uint32_t *out)
+{
+	s->lens[s->nlens++] = b;
+	if (s->nlens == 1 && !(b & 0x80)) {
+		*out = b;
+	} else if (s->nlens == 4) {
+		*out = (uint32_t)(s->lens[0] & 0x7f) << 24 | (uint32_t)s->lens[1] << 16 |
+		    (uint32_t)s->lens[2] << 8 | s->lens[3];
+	} else {
+		return 0;
+	}
+	s->nlens = 0;
+	return 1;
+}
+
+/* n bytes of the params stream (the content of PARAMS records). */
+static void
+pairs(struct fcgi_stream *s, const uint8_t *in, size_t n)
+{
+	while (n) {
+		uint64_t left;
+		size_t k;
+
+		if (s->pstate == 0) {
+			n--;
+			if (len_byte(s, *in++, &s->nl))
+				s->pstate = 1;
+			continue;
+		}
+		if (s->pstate == 1) {
+			n--;
+			if (!len_byte(s, *in++, &s->vl))
+				continue;
+			s->pstate = 2;
+			if (s->nl == 0)
+				name_done(s);
+			if (s->nl == 0 && s->vl == 0)
+				pair_done(s);
+			continue;
+		}
+		left = (uint64_t)s->nl + s->vl - s->got;
+		k = n < left ? n : (size_t)left;
+		if (s->got < s->nl) {
+			/* the name's bytes; kept only if it could be one we want */
+			uint64_t m = s->nl - s->got;
+
+			if (k > m)
+				k = (size_t)m;
+			if (s->nl < sizeof(s->name))
+				memcpy(s->name + s->got, in, k);
+			s->got += k;
+			if (s->got == s->nl)
+				name_done(s);
+		} else {
+			if (s->slot >= 0)
+				memcpy(s->p.val[s->slot] + (s->got - s->nl), in, k);
+			s->got += k;
+		}
+		in += k;
+		n -= k;
+		if (s->got == (uint64_t)s->nl + s->vl)
+			pair_done(s);
+	}
+}
+
+/* The record header in s->hdr is complete. */
+static void
+header_done(struct fcgi_stream *s)
+{
+	const uint8_t *h = s->hdr;
+	unsigned type = h[1], rid = (unsigned)h[2] << 8 | h[3];
+	uint32_t clen = (uint32_t)h[4] << 8 | h[5];
+
+	if (h[0] != FCGI_VERSION_1) {
+		s->status = FCGI_BAD;
+		return;
+	}
+	if (!s->id) {
+		if (rid == 0 && type == FCGI_GET_VALUES && ++s->mgmt <= FCGI_MAX_MGMT) {
+			/* a management record before the request: skip it */
+		} else if (type != FCGI_BEGIN_REQUEST || rid == 0 || clen != FCGI_BEGIN_LEN) {
+			s->status = FCGI_BAD;
+			return;
+		} else {
+			s->id = rid;
+		}
+	} else if (rid != s->id || type != FCGI_PARAMS) {
+		/* STDIN, ABORT or another request before the params ended */
+		s->status = FCGI_BAD;
+		return;
+	} else if (clen == 0) {
+		/* the end of the stream: a pair cut by it is malformed */
+		s->status = s->pstate == 0 && s->nlens == 0 ? FCGI_DONE : FCGI_BAD;
+		return;
+	}
+	s->type = type;
+	s->content = clen;
+	s->padding = h[6];
 }
 
 enum fcgi_status
-fcgi_parse(const uint8_t *in, size_t len, struct fcgi_params *p)
+fcgi_feed(struct fcgi_stream *s, const uint8_t *in, size_t len)
 {
-	size_t off = 0, slen = 0, half = FCGI_PEEK_MAX;
-	unsigned id = 0, mgmt = 0;
-	int ended = 0;
-	char *vals;
+	while (len && s->status == FCGI_MORE) {
+		size_t k;
 
-	memset(p, 0, offsetof(struct fcgi_params, store));
-	if (len > FCGI_PEEK_MAX)
-		len = FCGI_PEEK_MAX;
-	/* records, up to the end of the params stream or of the input; the
-	 * stream's content is gathered in the store's first half (a pair may
-	 * straddle records), the values we keep go to its second half */
-	while (!ended && len - off >= FCGI_HEADER_LEN) {
-		const uint8_t *h = in + off;
-		unsigned type = h[1], rid = (unsigned)h[2] << 8 | h[3];
-		size_t clen = (size_t)h[4] << 8 | h[5], plen = h[6];
-
-		if (h[0] != FCGI_VERSION_1)
-			return FCGI_BAD;
-		if (!id) {
-			if (rid == 0 && type == FCGI_GET_VALUES && ++mgmt <= FCGI_MAX_MGMT) {
-				/* a management record before the request: skip it */
-			} else if (type != FCGI_BEGIN_REQUEST || rid == 0 || clen != FCGI_BEGIN_LEN) {
-				return FCGI_BAD;
-			} else {
-				id = rid;
-			}
-		} else if (rid != id || type != FCGI_PARAMS) {
-			/* STDIN, ABORT or another request before the params ended */
-			return FCGI_BAD;
-		} else if (clen == 0) {
-			ended = 1;
+		if (s->nhdr < FCGI_HEADER_LEN) {
+			k = FCGI_HEADER_LEN - s->nhdr;
+			if (k > len)
+				k = len;
+			memcpy(s->hdr + s->nhdr, in, k);
+			s->nhdr += (unsigned)k;
+			if (s->nhdr == FCGI_HEADER_LEN)
+				header_done(s);
+		} else if (s->content) {
+			k = len < s->content ? len : s->content;
+			if (s->type == FCGI_PARAMS)
+				pairs(s, in, k);
+			s->content -= (uint32_t)k;
 		} else {
-			/* what arrived of this record's content (it may be cut) */
-			size_t have = len - off - FCGI_HEADER_LEN < clen ? len - off - FCGI_HEADER_LEN : clen;
-
-			if (slen + have > half)
-				have = half - slen;
-			memcpy(p->store + slen, h + FCGI_HEADER_LEN, have);
-			slen += have;
-			if (have < clen)
-				break;	/* the rest has not arrived (or is past our bound) */
+			k = len < s->padding ? len : s->padding;
+			s->padding -= (uint32_t)k;
 		}
-		if (len - off - FCGI_HEADER_LEN < clen + plen) {
-			off = len;
-			break;
-		}
-		off += FCGI_HEADER_LEN + clen + plen;
+		in += k;
+		len -= k;
+		s->fed += k;
+		if (s->nhdr == FCGI_HEADER_LEN && !s->content && !s->padding)
+			s->nhdr = 0;	/* the next record */
 	}
-	vals = p->store + half;
-	if (pairs(p, (const uint8_t *)p->store, slen, ended, &vals, p->store + sizeof(p->store)) ==
-	    (size_t)-1)
-		return FCGI_BAD;
-	return ended ? FCGI_DONE : FCGI_MORE;
+	return s->status;
+}
+
+enum fcgi_status
+fcgi_parse(const uint8_t *in, size_t len, struct fcgi_stream *s)
+{
+	fcgi_init(s);
+	return fcgi_feed(s, in, len);
 }

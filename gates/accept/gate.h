@@ -346,6 +346,10 @@ struct gate {
 	struct queued_conn *held_head, *held_tail;	/* in arrival (deadline) order */
 	size_t	 nheld;
 	uint64_t held_total, by_content, attrs_nomatch, attrs_bad, attrs_timeout;
+	/* unclassified: the sum of attrs_bad, attrs_timeout, attrs_long (params
+	 * past FCGI_PARAMS_MAX) and attrs_cut (the peer stopped sending) */
+	uint64_t unclassified, attrs_long, attrs_cut;
+	int	 unclass_idx;		/* rules' VS index for them, -1: home */
 	uint64_t attrs_waited;		/* params not there when drained: waited in epoll */
 	/* pmqos.c: a PM-QoS CPU latency request of 0 while accepts come */
 	int	 pmqos;			/* --pm-qos on */
@@ -475,6 +479,12 @@ struct rules_req_attrs;
  */
 struct gate_vs *gate_decide_attrs(struct gate *g, struct gate_vs *req,
     const struct rules_req_attrs *a);
+
+/*
+ * Where a request goes whose params cannot be read (hold.c): the VS the
+ * service's rules name (`unclassified VS`), else home.
+ */
+struct gate_vs *gate_unclassified_vs(struct gate *g);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

@@ -64,3 +64,16 @@ gates_accept_vsd_gate_shim_so_SOURCES = gates/accept/shim.c
 gates_accept_vsd_gate_shim_so_CFLAGS = $(WARN_CFLAGS) -fPIC -fvisibility=default
 gates_accept_vsd_gate_shim_so_LDFLAGS = -shared -Wl,-z,defs -Wl,-z,now
 gates_accept_vsd_gate_shim_so_LDADD = -ldl
+
+# The libFuzzer harness of the FastCGI param parser and the classifier by
+# content (fuzz-fcgi.c), built as rules/fuzz-rules is; tests/fcgi-fuzz.sh
+# runs it for a bounded time, benchmarks/fcgi-fuzz for 10 million inputs.
+FCGI_FUZZ_SRCS = $(srcdir)/gates/accept/fuzz-fcgi.c $(srcdir)/gates/accept/fcgi.c \
+	$(RULES_LIB_FUZZ_SRCS)
+EXTRA_DIST += gates/accept/fuzz-fcgi.c
+if HAVE_FUZZER
+gates/accept/fuzz-fcgi$(EXEEXT): $(FCGI_FUZZ_SRCS) $(srcdir)/gates/accept/fcgi.h $(rules_librules_a_SOURCES) $(lib_libvsd_a_SOURCES)
+	$(AM_V_CCLD)$(CLANG) -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(FCGI_FUZZ_SRCS)
+CLEANFILES += gates/accept/fuzz-fcgi$(EXEEXT)
+endif

@@ -93,9 +93,10 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 
 	status_leases(g);
 	charge_settle_all(g);
-	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu\n", si->name,
+	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
+	    "unclassified=%llu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
-	    (unsigned long long)g->handed, g->nwaiters);
+	    (unsigned long long)g->handed, g->nwaiters, (unsigned long long)g->unclassified);
 	for (i = 0; i < g->tab.n; i++) {
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
@@ -128,6 +129,7 @@ static void
 status_json(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	struct thr_ctx x = { g, b, 0 };
+	struct gate_vs *uv;
 	unsigned p50, p99, max;
 	uint64_t nb, nfail, wn;
 	size_t nfl, nik;
@@ -188,12 +190,17 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    g->pmqos_held ? "true" : "false", (unsigned long long)g->pmqos_holds);
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
 	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
-	    "\"timed_out\": %llu}",
+	    "\"timed_out\": %llu, \"too_long\": %llu, \"cut\": %llu, \"unclassified\": %llu, "
+	    "\"unclassified_vs\": ",
 	    g->want_attrs ? "true" : "false", g->attrs_timeout_ms, g->nheld,
 	    (unsigned long long)g->held_total, (unsigned long long)g->attrs_waited,
 	    (unsigned long long)g->by_content,
 	    (unsigned long long)g->attrs_nomatch, (unsigned long long)g->attrs_bad,
-	    (unsigned long long)g->attrs_timeout);
+	    (unsigned long long)g->attrs_timeout, (unsigned long long)g->attrs_long,
+	    (unsigned long long)g->attrs_cut, (unsigned long long)g->unclassified);
+	uv = gate_unclassified_vs(g);
+	buf_json_str(b, uv ? uv->name : NULL);
+	buf_printf(b, "}, \"unclassified\": %llu", (unsigned long long)g->unclassified);
 	nfl = fast_listeners(g, &nik);
 	buf_printf(b, ", \"fast\": {\"mode\": \"%s\", \"listeners\": %zu, \"in_kernel\": %zu, "
 	    "\"continued\": %llu, "

@@ -22,13 +22,14 @@ fi
 # Makefile; apache2 and libfcgi for the insulation test; Debian's PHP-FPM,
 # a service systemd starts itself, for the package test; cgi-fcgi (libfcgi-bin),
 # iperf3, haproxy, nftables and the Prometheus text parser for the hosting,
-# network and metrics tests, and the runtime libraries (json-c, libmnl,
-# libnftables) the host may link vsd against.
+# network and metrics tests, nginx for the classification test behind both
+# front ends, and the runtime libraries (json-c, libmnl, libnftables) the
+# host may link vsd against.
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       libbpf1 libseccomp2 libelf1 zlib1g libfcgi0ldbl
       make bash coreutils procps psmisc iproute2 util-linux python3 bpftool strace
       apache2 gnuplot-nox passwd php8.2-fpm
-      libfcgi-bin iperf3 haproxy nftables python3-prometheus-client
+      libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
       libjson-c5 libmnl0 libnftables1"
 start=$(date +%s)
 rm -rf "$dir"

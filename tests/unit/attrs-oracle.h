@@ -2,9 +2,9 @@
 /*
  * An oracle for rules_query_attrs(): a walk over every site binding and
  * content rule, with the precedence vsrules(5) states (SITES AND CONTENT
- * RULES): highest priority; then docroot before host, the longer match
- * before the shorter, an exact host before a wildcard; then precedence
- * order (the crules' index). The library must find the same through its
+ * RULES): a docroot before any host, whatever the priorities; then, within
+ * a kind, the highest priority, the longer match before the shorter, an
+ * exact host before a wildcard; then precedence order (the crules' index). The library must find the same through its
  * hash (tests/unit/test-rules-attrs.c, test-rules-write.c).
  */
 #ifndef VSD_TESTS_ATTRS_ORACLE_H
@@ -72,9 +72,9 @@ oracle_attrs(const struct rules *rs, int ci, int ri, const char *host, const cha
 		}
 		if (!cls)
 			continue;
-		/* priority, class, length, then the earlier crule */
-		score = ((((long)cr->priority + 2) * 4 + cls) * 8192 + (long)pl) * 262144 +
-			(262143 - (long)k);
+		/* kind, priority, class, length, then the earlier crule */
+		score = (((((long)(cls == 3) * 2048 + cr->priority + 2) * 4 + cls) * 8192 +
+			  (long)pl) * 262144) + (262143 - (long)k);
 		if (score > best) {
 			best = score;
 			vs = cr->target;

@@ -221,8 +221,12 @@ main(void)
 
 	/* content rules */
 	is_str(name(rs, q(rs, php, -1, "gold.example", NULL, NULL)), "gold", "a host rule");
-	is_str(name(rs, q(rs, php, -1, "gold.example", "/var/www/shop", NULL)), "gold",
-	       "a higher priority wins over the docroot");
+	is_str(name(rs, q(rs, php, -1, "gold.example", "/var/www/shop", NULL)), "www1",
+	       "the docroot wins over a host name of higher priority");
+	is_str(name(rs, q(rs, php, -1, "gold.example", NULL, "/var/www/shop/i.php")), "www1",
+	       "... and so does the script path when no docroot is sent");
+	is_str(name(rs, q(rs, php, -1, "gold.example", "/var/www/nosuch", NULL)), "gold",
+	       "a docroot that matches nothing leaves it to the host name");
 	is_str(name(rs, q(rs, php, -1, "c0001.example", "/var/www/gold/x", NULL)), "gold",
 	       "a docroot rule");
 	is_str(name(rs, q(rs, php, fe, "fe-only.example", NULL, NULL)), "www2",

@@ -175,7 +175,9 @@ same_decls(const struct rules *a, const struct rules *b)
 		if (strcmp(x->name, y->name) != 0 || x->gate != y->gate ||
 		    strcmp(a->vs[x->home].name, b->vs[y->home].name) != 0 ||
 		    strcmp(x->command, y->command) != 0 || !same_str(x->user, y->user) ||
-		    !same_str(x->group, y->group) || x->attrs_timeout_ms != y->attrs_timeout_ms) {
+		    !same_str(x->group, y->group) || x->attrs_timeout_ms != y->attrs_timeout_ms ||
+		    !same_str(x->unclassified >= 0 ? a->vs[x->unclassified].name : NULL,
+			      y->unclassified >= 0 ? b->vs[y->unclassified].name : NULL)) {
 			if (bad++ < 3)
 				printf("#   service %s home %s user %s group %s command '%s', read back "
 				    "%s home %s user %s group %s command '%s'\n", x->name,

@@ -45,7 +45,7 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
 	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
 	tests/vsd-events.sh tests/vsd-metrics.sh \
-	tests/vsctl-cli.sh tests/vsctl-completion.sh
+	tests/vsctl-cli.sh tests/vsctl-completion.sh tests/import.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh

@@ -254,12 +254,20 @@ useradd -r -M -s /usr/sbin/nologin "$B2" && on_exit "userdel -f $B2"
 chown "$B1" "$H/root/var/www/site003"
 chown "$B2" "$H/root/var/www/site004"
 sed -i 's/server_name site001.example/server_name _/' "$H/nginx/sites/site001.conf"
+sed -i 's/server_name site002.example www.site002.example/server_name site002.example ~^w+\\.site002\\.example$/' \
+	"$H/nginx/sites/site002.conf"
+mkdir -p "$H/root/var/www/site005"
+printf 'server {\n\tserver_name site005.example;\n\troot /var/www/gone;\n}\n' >"$H/nginx/sites/site005.conf"
 imp "$H" --nginx -o "$H/out.rules"
 is "$RC" 0 "names that are not VS names: exit 0"
 check "the owner with a valid name keeps it; the other is mapped and reported" \
 	grep -qxF "owner \"$B1\" is VS imp$$-dot-2" "$H/report"
 check "a catch-all server block is reported, not mapped" \
 	grep -qxF "$H/nginx/sites/site001.conf:1: _: a catch-all server name" "$H/report"
+check "a regular expression alias is reported, not mapped" \
+	grep -qxF "$H/nginx/sites/site002.conf:1: alias ~^w+\\.site002\\.example\$ of site002.example: a regular expression server name" "$H/report"
+check "a document root that does not exist is reported, not mapped" \
+	grep -qxF "$H/nginx/sites/site005.conf:1: site005.example: document root /var/www/gone: No such file or directory" "$H/report"
 vsctl check --dump "$H/out.rules" | grep '^site ' >"$H/dump"
 is "$(grep -c . "$H/dump") $(grep -c "site003.* vs imp$$-dot-2$" "$H/dump") $(grep -c "site004.* vs imp$$-dot$" "$H/dump")" "3 1 1" \
 	"the checked file binds each site to its owner's VS"

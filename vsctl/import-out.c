@@ -157,7 +157,10 @@ imp_write_rules(const struct imp *im, struct buf *b)
 	for (p = 0; p < im->npool; p++) {
 		const struct imp_pool *pl = &im->pool[p];
 
-		if (pl->naccounts == 1)
+		if (pl->naccounts == 1 && im->per_site)
+			buf_printf(b, "# pool %s (PHP %s, %s:%u) serves %s only: keep it\n", pl->name,
+				   pl->version, pl->file, pl->line, im->acct[pl->account].owner);
+		else if (pl->naccounts == 1)
 			buf_printf(b, "# pool %s (PHP %s, %s:%u) serves %s only: keep it, in VS %s\n",
 				   pl->name, pl->version, pl->file, pl->line,
 				   im->acct[pl->account].owner, im->acct[pl->account].vs);
@@ -187,6 +190,8 @@ imp_report(const struct imp *im, FILE *f)
 			pl->listen ? pl->listen : "-", pl->pm ? pl->pm : "-", pl->max_children);
 		if (pl->naccounts > 1)
 			fprintf(f, "serves %zu accounts: gate it", pl->naccounts);
+		else if (pl->naccounts == 1 && im->per_site)
+			fprintf(f, "serves one account, %s: keep it", im->acct[pl->account].owner);
 		else if (pl->naccounts == 1)
 			fprintf(f, "serves one account, %s: keep it, in VS %s",
 				im->acct[pl->account].owner, im->acct[pl->account].vs);

@@ -476,9 +476,13 @@ imp_accounts(struct imp *im, char ***names, size_t *nnames)
 
 				if (a->vs || as_is != (pass == 0))
 					continue;
+				if (im->per_site) {
+					/* a name for the report's pools, not in the file */
+					a->vs = strdup(a->owner);
+					continue;
+				}
 				a->vs = vs_for(im, "owner", a->owner, *names, *nnames);
-				if (!im->per_site)
-					(*names)[(*nnames)++] = a->vs;
+				(*names)[(*nnames)++] = a->vs;
 			}
 		free(ord);
 	}

@@ -6,8 +6,10 @@
 # PHP-FPM 8.2 pools (one shared, two of one account each). The real
 # apache2ctl -S and nginx -T read the generated configuration; the rule
 # file is checked, applied to a private vsd (which runs the pools under the
-# accept gate) and imported again: the same bytes. Then hostile
-# configurations: an error naming the file and line, and nothing written.
+# accept gate) and imported again: the same bytes; requests through the
+# generated Apache and nginx then run each site's PHP in its owner's VS.
+# Then hostile configurations: an error naming the file and line, and
+# nothing written.
 . "$(dirname "$0")/lib.sh"
 need_root
 for c in apache2ctl nginx php-fpm8.2 useradd setpriv; do
@@ -36,13 +38,34 @@ for i in $(seq 0 9); do
 done
 owner_vs() { case $1 in [0-9]*) echo "u$1" ;; *) echo "$1" ;; esac; }
 
+# The page a site's PHP runs: the cgroup its thread is charged in (the v1
+# cpu hierarchy decides CPU on hybrid hosts; else cgroup v2), as
+# benchmarks/hosting-ad.php.in says it
+cat >"$T/cg.php" <<'EOF'
+<?php
+$cg = $cg2 = '';
+foreach (@file('/proc/thread-self/cgroup') ?: [] as $line) {
+	$f = explode(':', rtrim($line), 3);
+	if (count($f) < 3)
+		continue;
+	if ($f[1] === '')
+		$cg2 = $f[2];
+	elseif (in_array('cpu', explode(',', $f[1])))
+		$cg = $f[2];
+}
+echo ($cg !== '' ? $cg : $cg2), "\n";
+EOF
+
 # gen DIR NSITES: an Apache, an nginx and PHP-FPM configuration under DIR,
 # the document roots under DIR/root; site N (001...) belongs to account
 # (N-1) % 60, accounts 0 and 1 have pools of their own
 gen() {
 	local d=$1 n=$2 i j k sock
 	local R=$d/root A=$d/apache2 N=$d/nginx
-	mkdir -p "$A/sites" "$N/sites" "$R/var/www" "$R/etc/php/8.2/fpm/pool.d" "$R/run/php" "$R/log"
+	mkdir -p "$A/sites" "$N/sites" "$d/www" "$R/etc/php/8.2/fpm/pool.d" "$R/run/php" "$R/log"
+	# the document roots are real paths ($d/www/...), for the front ends to
+	# serve; import reads them under --root: $R/tmp is /tmp, where $d is
+	ln -s /tmp "$R/tmp"
 	cat >"$A/apache2.conf" <<EOF
 ServerRoot $A
 ServerName localhost
@@ -51,6 +74,10 @@ ErrorLog $d/apache-error.log
 Mutex file:$d
 LoadModule mpm_event_module /usr/lib/apache2/modules/mod_mpm_event.so
 LoadModule authz_core_module /usr/lib/apache2/modules/mod_authz_core.so
+LoadModule proxy_module /usr/lib/apache2/modules/mod_proxy.so
+LoadModule proxy_fcgi_module /usr/lib/apache2/modules/mod_proxy_fcgi.so
+User www-data
+Group www-data
 Listen 127.0.0.1:$PORT
 IncludeOptional sites/*.conf
 EOF
@@ -68,14 +95,15 @@ EOF
 		k=$(((j - 1) % 60))
 		case $k in 0) sock=one ;; 1) sock=two ;; *) sock=shared ;; esac
 		sock=$R/run/php/$sock.sock
-		mkdir -p "$R/var/www/site$i"
-		chown "${ACCT[$k]}" "$R/var/www/site$i"
+		mkdir -p "$d/www/site$i"
+		cp "$T/cg.php" "$d/www/site$i/cg.php"
+		chown "${ACCT[$k]}" "$d/www/site$i"
 		cat >"$A/sites/site$i.conf" <<EOF
 # site$i
 <VirtualHost 127.0.0.1:$PORT>
 	ServerName site$i.example
 	ServerAlias www.site$i.example
-	DocumentRoot /var/www/site$i
+	DocumentRoot $d/www/site$i
 	<FilesMatch \.php$>
 		SetHandler "proxy:unix:$sock|fcgi://localhost"
 	</FilesMatch>
@@ -85,8 +113,10 @@ EOF
 server {
 	listen 127.0.0.1:$((PORT + 1));
 	server_name site$i.example www.site$i.example;
-	root /var/www/site$i;
+	root $d/www/site$i;
 	location ~ \.php$ {
+		include /etc/nginx/fastcgi_params;
+		fastcgi_param SCRIPT_FILENAME \$document_root\$fastcgi_script_name;
 		fastcgi_pass unix:$sock;
 	}
 }
@@ -98,11 +128,11 @@ pid = $R/run/php/fpm.pid
 error_log = $R/log/fpm.log
 include = $R/etc/php/8.2/fpm/pool.d/*.conf
 EOF
-	printf '[shared]\nuser = www-data\ngroup = www-data\nlisten = %s\npm = static\npm.max_children = 2\n' \
+	printf '[shared]\nuser = www-data\ngroup = www-data\nlisten = %s\nlisten.mode = 0666\npm = static\npm.max_children = 2\n' \
 		"$R/run/php/shared.sock" >"$R/etc/php/8.2/fpm/pool.d/shared.conf"
-	printf '; account 0\n[one]\nuser = %s\nlisten = %s\npm = static\npm.max_children = 1\n' \
+	printf '; account 0\n[one]\nuser = %s\nlisten = %s\nlisten.mode = 0666\npm = static\npm.max_children = 1\n' \
 		"${ACCT[0]}" "$R/run/php/one.sock" >"$R/etc/php/8.2/fpm/pool.d/one.conf"
-	printf '[two]\nuser = %s\nlisten = %s\npm = static\npm.max_children = 1\n' \
+	printf '[two]\nuser = %s\nlisten = %s\nlisten.mode = 0666\npm = static\npm.max_children = 1\n' \
 		"${ACCT[1]}" "$R/run/php/two.sock" >"$R/etc/php/8.2/fpm/pool.d/two.conf"
 }
 
@@ -145,7 +175,7 @@ is "$(vsctl check --json "$T/auto.rules" | json '[d["vs"], d["sites"], d["servic
 like "$(grep -c '^site ' "$T/auto.rules")" "^60$" "site lines folded: one per account"
 like "$(grep '^vs ' "$T/auto.rules" | tr '\n' ' ')" "^vs php82 cpu 5%	# home of the gated PHP 8.2 pools vs ${P}a\[00..49\] plan imported vs u\[$ubase..$((ubase + 9))\] plan imported $" \
 	"vs lines folded into ranges; bare uids are u<uid>"
-like "$(grep "vs ${ACCT[2]}\$" "$T/auto.rules")" "^site site\[003\|063\|123\|183\]\.example alias www\.site\[003\|063\|123\|183\]\.example docroot /var/www/site\[003\|063\|123\|183\] vs ${ACCT[2]}$" \
+like "$(grep "vs ${ACCT[2]}\$" "$T/auto.rules")" "^site site\[003\|063\|123\|183\]\.example alias www\.site\[003\|063\|123\|183\]\.example docroot $S/www/site\[003\|063\|123\|183\] vs ${ACCT[2]}$" \
 	"an account's sites in one line"
 like "$(grep '^service' -A1 "$T/auto.rules" | tr -d '\n\t\\')" "^service php82-fpm home php82 attrs-timeout 200ms command \"/usr/sbin/php-fpm8.2 --nodaemonize --fpm-config $S/root/etc/php/8.2/fpm/php-fpm.conf\"$" \
 	"one gated service for PHP 8.2"
@@ -156,7 +186,7 @@ want= got=
 for k in $(seq 0 59); do
 	for n in $((k + 1)) $((k + 121 <= 200 ? k + 121 : k + 61)); do
 		i=$(printf %03d $n)
-		want+="site site$i.example alias www.site$i.example docroot /var/www/site$i vs $(owner_vs "${ACCT[$k]}")"$'\n'
+		want+="site site$i.example alias www.site$i.example docroot $S/www/site$i vs $(owner_vs "${ACCT[$k]}")"$'\n'
 		got+=$(grep "^site site$i\.example " "$T/dump")$'\n'
 	done
 done
@@ -167,7 +197,7 @@ is "$(wc -l <"$T/dump")" 200 "200 sites in the compiled file"
 imp "$S" --per-site -o "$T/per-site.rules"
 is "$(vsctl check --json "$T/per-site.rules" | json '[d["vs"], d["sites"]]')" "[201, 200]" "--per-site: 200 site VSs and the pool's home"
 like "$(grep '^vs site' "$T/per-site.rules")" "^vs site\[001\.\.200\]-example plan imported$" "--per-site: one range of VSs"
-like "$(grep '^site' "$T/per-site.rules")" "^site site\[001\.\.200\]\.example alias www\.site\[001\.\.200\]\.example docroot /var/www/site\[001\.\.200\] vs site\[001\.\.200\]-example$" \
+like "$(grep '^site' "$T/per-site.rules")" "^site site\[001\.\.200\]\.example alias www\.site\[001\.\.200\]\.example docroot $S/www/site\[001\.\.200\] vs site\[001\.\.200\]-example$" \
 	"--per-site: the 200 sites in one line"
 
 # apply to a private vsd: it starts the pools under the gate; import again
@@ -190,6 +220,34 @@ check "import again after apply: the same file" cmp "$T/auto.rules" "$T/again.ru
 like "$(grep '^pool shared ' "$S/report")" "memory: [0-9]+\.[0-9] MiB PSS in 2 processes$" "the shared pool's PSS, from its 2 workers"
 like "$(grep '^consolidating' "$S/report")" "^consolidating PHP 8.2's 3 pools into one gated pool: saves [0-9]+\.[0-9] MiB \(basis: the PSS of these pools now, less the largest; benchmarks/results/hosting.md" \
 	"the saving of one gated pool, on its basis"
+
+# Requests through each front end: each site's PHP runs in its owner's VS,
+# whichever pool serves it (the shared one, or its account's own)
+apache2 -d "$S/apache2" -f "$S/apache2/apache2.conf" -DFOREGROUND >"$S/apache.out" 2>&1 &
+on_exit "kill $!"
+nginx -c "$S/nginx/nginx.conf" -p "$S/" -g 'daemon off;' >"$S/nginx.out" 2>&1 &
+on_exit "kill $!"
+up() { curl -s -o /dev/null "http://127.0.0.1:$1/"; }
+check "Apache serves" wait_until up "$PORT"
+check "nginx serves" wait_until up "$((PORT + 1))"
+# served PORT: for the first two sites of each account, by their aliases,
+# "siteN VS" where VS is the VS their PHP ran in
+served() {
+	local k n vs
+	for k in $(seq 0 59); do
+		for n in $((k + 1)) $((k + 61)); do
+			n=$(printf %03d $n)
+			vs=$(curl -s -H "Host: www.site$n.example" "http://127.0.0.1:$1/cg.php" |
+				sed 's|.*/||')
+			echo "site$n $vs "
+		done
+	done
+}
+want=$(for k in $(seq 0 59); do
+	for n in $((k + 1)) $((k + 61)); do echo "site$(printf %03d $n) $(owner_vs "${ACCT[$k]}") "; done
+done)
+is "$(served "$PORT")" "$want" "through Apache, two sites of each account: PHP in the owner's VS"
+is "$(served "$((PORT + 1))")" "$want" "through nginx, the same"
 check "apply --prune of an empty file stops the pools" vsctl apply --prune "$T/empty.rules"
 
 # Hostile configurations: exit 7, FILE:LINE: in the error, nothing written
@@ -207,7 +265,7 @@ refused() {
 H=$T/h1
 gen "$H" 3
 echo "Include $H/apache2/missing.conf" >>"$H/apache2/apache2.conf"
-refused "a missing Include" "$H" "$H/apache2/apache2.conf:10: Could not open configuration file $H/apache2/missing.conf: No such file or directory" --apache
+refused "a missing Include" "$H" "$H/apache2/apache2.conf:14: Could not open configuration file $H/apache2/missing.conf: No such file or directory" --apache
 
 H=$T/h2
 gen "$H" 3
@@ -220,7 +278,7 @@ APACHE_CONFDIR=$H/apache2 setpriv --reuid=65534 --regid=65534 --clear-groups \
 	"$VSCTL" import --apache --root "$H/root" -o "$T/h2out.rules" 2>"$H/report"
 is "$?" 7 "an unreadable Include (not root): exit 7"
 check "an unreadable Include: the error names the file and line" \
-	grep -qxF "$H/apache2/apache2.conf:9: Could not open configuration file $H/apache2/sites/site002.conf: Permission denied" "$H/report"
+	grep -qxF "$H/apache2/apache2.conf:13: Could not open configuration file $H/apache2/sites/site002.conf: Permission denied" "$H/report"
 check "an unreadable Include: nothing written" test ! -e "$T/h2out.rules"
 
 H=$T/h3
@@ -251,12 +309,11 @@ gen "$H" 4
 B1="Imp$$.Dot" B2="imp$$-dot"
 useradd -r -M -s /usr/sbin/nologin --badname "$B1" && on_exit "userdel -f $B1"
 useradd -r -M -s /usr/sbin/nologin "$B2" && on_exit "userdel -f $B2"
-chown "$B1" "$H/root/var/www/site003"
-chown "$B2" "$H/root/var/www/site004"
+chown "$B1" "$H/www/site003"
+chown "$B2" "$H/www/site004"
 sed -i 's/server_name site001.example/server_name _/' "$H/nginx/sites/site001.conf"
 sed -i 's/server_name site002.example www.site002.example/server_name site002.example ~^w+\\.site002\\.example$/' \
 	"$H/nginx/sites/site002.conf"
-mkdir -p "$H/root/var/www/site005"
 printf 'server {\n\tserver_name site005.example;\n\troot /var/www/gone;\n}\n' >"$H/nginx/sites/site005.conf"
 imp "$H" --nginx -o "$H/out.rules"
 is "$RC" 0 "names that are not VS names: exit 0"

@@ -250,6 +250,10 @@ is "$(served "$PORT")" "$want" "through Apache, two sites of each account: PHP i
 is "$(served "$((PORT + 1))")" "$want" "through nginx, the same"
 check "apply --prune of an empty file stops the pools" vsctl apply --prune "$T/empty.rules"
 
+"$VSCTL" import --bogus 2>/dev/null
+is "$?" 2 "import --bogus: usage error"
+like "$("$VSCTL" --json import)" '^\{"error": "import: no --json output' "import under --json: a JSON error, no rule file"
+
 # Hostile configurations: exit 7, FILE:LINE: in the error, nothing written
 # refused NAME DIR WANT [ARGS]: import DIR -o out; WANT is a line of stderr
 refused() {
@@ -285,6 +289,9 @@ H=$T/h3
 gen "$H" 3
 sed -i '/DocumentRoot/d' "$H/apache2/sites/site002.conf"
 refused "a vhost with no DocumentRoot" "$H" "$H/apache2/sites/site002.conf:2: site002.example: no DocumentRoot" --apache
+echo "# the provider's own" >"$H/keep.rules"
+imp "$H" --apache -o "$H/keep.rules"
+is "$RC $(cat "$H/keep.rules")" "7 # the provider's own" "refused: a file already at -o FILE stays as it was"
 sed -i '/root /d' "$H/nginx/sites/site003.conf"
 refused "a server block with no root" "$H" "$H/nginx/sites/site003.conf:1: site003.example: no root" --nginx
 

@@ -232,11 +232,14 @@ imp_report(const struct imp *im, FILE *f)
 			if (pl->pss_kib > max)
 				max = pl->pss_kib;
 		}
+		if (n < 2) {
+			fprintf(f, "PHP %s has one pool: nothing to consolidate\n",
+				im->pool[p].version);
+			continue;
+		}
 		fprintf(f, "consolidating PHP %s's %zu pools into one gated pool: ", im->pool[p].version,
 			n);
-		if (n < 2) {
-			fprintf(f, "nothing to save (one pool)\n");
-		} else if (unknown) {
+		if (unknown) {
 			fprintf(f, "not measured (%zu of them not running): start them and import "
 				"again\n", unknown);
 		} else {

@@ -125,13 +125,24 @@ imp_run(const char *cmd, const char *arg, struct buf *out, struct buf *err)
 	if ((efd = mkostemp(tmpl, O_CLOEXEC)) < 0)
 		return -errno;
 	unlink(tmpl);
-	if (pipe2(pfd, O_CLOEXEC) < 0 || asprintf(&line, "%s %s", cmd, arg) < 0) {
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		close(efd);
 		return -errno;
 	}
-	if ((pid = fork()) < 0) {
+	if (asprintf(&line, "%s %s", cmd, arg) < 0) {
 		close(efd);
-		return -errno;
+		close(pfd[0]);
+		close(pfd[1]);
+		return -ENOMEM;
+	}
+	if ((pid = fork()) < 0) {
+		int e = errno;
+
+		close(efd);
+		close(pfd[0]);
+		close(pfd[1]);
+		free(line);
+		return -e;
 	}
 	if (pid == 0) {
 		dup2(pfd[1], 1);
@@ -632,8 +643,10 @@ vsctl_import(int argc, char **argv)
 			front = f;
 		} else if (strcmp(argv[i], "--per-site") == 0) {
 			im.per_site = 1;
-		} else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--root") == 0) &&
-			   i + 1 < argc) {
+		} else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--root") == 0) {
+			if (i + 1 >= argc)
+				return vsctl_fail(VX_USAGE, "import: %s needs a value; usage: vsctl "
+						  USAGE, argv[i]);
 			if (argv[i][1] == 'o')
 				out_file = argv[++i];
 			else

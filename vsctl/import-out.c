@@ -202,7 +202,7 @@ imp_report(const struct imp *im, FILE *f)
 			fprintf(f, "not running\n");
 		} else {
 			mib(f, pl->pss_kib);
-			fprintf(f, " PSS in %u processes\n", pl->nprocs);
+			fprintf(f, " PSS in %u process%s\n", pl->nprocs, pl->nprocs == 1 ? "" : "es");
 		}
 	}
 	/*

@@ -3,7 +3,8 @@
  * `vsctl import`: what the web servers and PHP-FPM pools of this machine
  * serve, read from their configuration, as the model import.c turns into a
  * rule file. import-apache.c, import-nginx.c and import-fpm.c each fill
- * it from one source; import-out.c writes the file and the report.
+ * it from one source; import-sites.c merges the sites; import-out.c writes
+ * the file and the report.
  */
 #ifndef VSD_VSCTL_IMPORT_H
 #define VSD_VSCTL_IMPORT_H
@@ -73,6 +74,9 @@ void imp_error(struct imp *im, const char *file, unsigned line, const char *fmt,
 /* A new site, zeroed, with its file and line. */
 struct imp_site *imp_site_new(struct imp *im, const char *front, const char *file, unsigned line);
 void imp_site_alias(struct imp_site *s, const char *name);
+void imp_site_free(struct imp_site *s);
+/* import-sites.c: the sites named, merged and checked (errors in im->errors). */
+void imp_sites(struct imp *im);
 /* A host name as a site line takes it (lower case, no :port, no final dot), malloc'd. */
 char *imp_host(const char *name);
 

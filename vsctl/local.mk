@@ -7,7 +7,7 @@
 # Tests: tests/vsd-*.sh, tests/gate-vsd.sh, tests/rules-*.sh.
 bin_PROGRAMS += vsctl/vsctl
 vsctl_vsctl_SOURCES = vsctl/vsctl.c vsctl/run.c vsctl/vsctl.h vsctl/check.c vsctl/out.c vsctl/top.c \
-	vsctl/import.c vsctl/import.h vsctl/import-apache.c vsctl/import-nginx.c \
+	vsctl/import.c vsctl/import.h vsctl/import-sites.c vsctl/import-apache.c vsctl/import-nginx.c \
 	vsctl/import-fpm.c vsctl/import-fold.c vsctl/import-fold.h vsctl/import-out.c
 # Bash completion, installed as "vsctl" where bash-completion loads it on
 # demand (--with-bashcompletiondir, configure.ac). Test: tests/vsctl-completion.sh.

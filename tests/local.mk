@@ -9,7 +9,8 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
-	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf
+	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf \
+	tests/unit/test-import-fold
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
@@ -21,6 +22,9 @@ tests_unit_test_buf_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
+# vsctl import's name expressions, read back by the rule library.
+tests_unit_test_import_fold_SOURCES = tests/unit/test-import-fold.c vsctl/import-fold.c
+tests_unit_test_import_fold_LDADD = rules/librules.a lib/libvsd.a
 # Sites and content rules: the accept gate's query by request content.
 tests_unit_test_rules_attrs_LDADD = rules/librules.a lib/libvsd.a
 # TOS / DSCP / mark parsing (lib/util.c) and DSCP names (gates/socket/tos.c).
@@ -45,7 +49,7 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
 	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
 	tests/vsd-events.sh tests/vsd-metrics.sh tests/vsd-metrics-dir.sh \
-	tests/vsctl-cli.sh tests/vsctl-completion.sh
+	tests/vsctl-cli.sh tests/vsctl-completion.sh tests/import.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
 dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh

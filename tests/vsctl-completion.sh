@@ -47,7 +47,7 @@ comp() {
 
 is "$(comp "vsctl cr")" "create " "a command from its start"
 out=$(comp "vsctl ")
-for c in create set destroy list show attach exec conns metrics top run services service check apply reload help; do
+for c in create set destroy list show attach exec conns metrics top run services service check import apply reload help; do
 	case " $out " in *" $c "*) ;; *) fail "vsctl <TAB> offers $c"; diag "$out" ;; esac
 done
 ok "vsctl <TAB> offers every command"
@@ -68,6 +68,9 @@ is "$(comp "vsctl help se")" "service services set " "help: the commands"
 is "$(comp "vsctl check $R/")" "$R/a.rules $R/sub " "check: rule files and directories"
 is "$(comp "vsctl apply --dry-run $R/a")" "$R/a.rules " "apply: the same after an option"
 is "$(comp "vsctl list --")" "--help --json --names " "list: --json and --names"
+is "$(comp "vsctl import --")" "--apache --auto --help --nginx --per-site --root " "import: its options, from its usage, no --json"
+is "$(comp "vsctl import -o $R/a")" "$R/a.rules " "import -o: a file"
+is "$(comp "vsctl import --root $R/s")" "$R/sub " "import --root: a directory"
 csort() { tr ' ' '\n' | grep . | LC_ALL=C sort | tr '\n' ' '; }
 is "$(comp "vsctl top -" | csort)" "--help -b -d -n -s " "top: its one-letter options, no --json"
 is "$(comp "vsctl top -s t")" "throttle " "top -s: the sort keys"

@@ -99,6 +99,11 @@ static const struct {
 	{ "check", "Check a rule file offline (no daemon, no root needed).\n"
 	  "  --dump     print the compiled rules\n"
 	  "  --quiet    print nothing when the file is fine\n" },
+	{ "import", "Write a rule file from this machine's Apache or nginx vhosts and PHP-FPM\n"
+	  "pools (no daemon, no root needed); the report goes to stderr.\n"
+	  "  --per-site  one VS per site, not per owner of its document root\n"
+	  "  -o FILE     write FILE (only if there is no error), not stdout\n"
+	  "  --root DIR  read the configuration's paths under DIR\n" },
 	{ "apply", "Apply a rule file as one transaction; --dry-run shows each change\n"
 	  "(old -> new) without making it; --prune destroys VSs the file lacks.\n" },
 	{ "reload", "Apply the rule file applied last again.\n" },
@@ -138,11 +143,12 @@ vsctl_help(const char *cmd, const char *usage, FILE *f)
 	fprintf(f, "usage: vsctl %s\n", usage);
 	if (text)
 		fprintf(f, "\n%s", text);
-	/* top and metrics print a format of their own, not JSON (vsctl(8)) */
-	if (strcmp(cmd, "top") == 0 || strcmp(cmd, "metrics") == 0)
+	/* top and metrics print a format of their own, not JSON (vsctl(8));
+	 * import writes a rule file */
+	if (strcmp(cmd, "top") == 0 || strcmp(cmd, "metrics") == 0 || strcmp(cmd, "import") == 0)
 		fprintf(f, "\nIt has no --json output; see vsctl(8) for exit statuses.\n");
 	else
-		fprintf(f, "\nEvery command but top and metrics takes --json; see vsctl(8) for exit "
+		fprintf(f, "\nEvery command but top, metrics and import takes --json; see vsctl(8) for exit "
 			"statuses.\n");
 	return 0;
 }

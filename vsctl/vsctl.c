@@ -373,6 +373,13 @@ do_check(const struct cmdspec *c, int argc, char **argv)
 	return vsctl_check(argc + 1, argv - 1);
 }
 
+/* import: offline, no daemon and no root; argv[-1] is "import" itself. */
+static int
+do_import(const struct cmdspec *c, int argc, char **argv)
+{
+	return vsctl_import(argc + 1, argv - 1);
+}
+
 /* apply: vsd reads the file itself (it checks who owns it), so send an absolute path. */
 static int
 do_apply(const struct cmdspec *c, int argc, char **argv)
@@ -454,6 +461,8 @@ static const struct cmdspec cmds[] = {
 	  "[-s cpu|mem|name|procs|conns|throttle|events]" },
 	{ "service", do_service, "", NULL, "service start|stop|restart NAME" },
 	{ "check", do_check, "", NULL, "check [--dump] [--quiet] FILE" },
+	{ "import", do_import, "", NULL,
+	  "import [--per-site] [--apache|--nginx|--auto] [-o FILE] [--root DIR]" },
 	{ "apply", do_apply, "", NULL, "apply FILE [--prune] [--dry-run]" },
 	{ "reload", do_remote, "", reload_opts, "reload [--prune] [--dry-run]" },
 };

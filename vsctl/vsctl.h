@@ -27,6 +27,10 @@ int vsctl_top(int argc, char **argv, const char *socket_path);
  */
 int vsctl_check(int argc, char **argv);
 
+/* import.c: `vsctl import ...`, offline: argv[0] is the command name. A
+ * rule file from this machine's web server and PHP-FPM configuration. */
+int vsctl_import(int argc, char **argv);
+
 /*
  * out.c: how vsctl reports. vsctl_json: --json was given. vsctl_fail prints
  * the message (stderr, or a JSON error object on stdout under --json) and

@@ -352,6 +352,7 @@ print_row(struct json_object *js)
 	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
 	struct json_object *a, *e;
 	const char *vs, *state = jstr(js, "state");
+	char unclass[24] = "-";
 	size_t i;
 
 	/* "threads": [{"tid": T, "pid": P, "bound": "vs"|null, ...}, ...] */
@@ -370,10 +371,13 @@ print_row(struct json_object *js)
 			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "queued"));
 	}
-	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7lld %-28s %-28s %s\n",
+	/* a supervisor older than the count has none: "-", not -1 */
+	if (jnum(js, "unclassified") >= 0)
+		snprintf(unclass, sizeof(unclass), "%lld", jnum(js, "unclassified"));
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7s %-28s %-28s %s\n",
 	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
 	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-",
-	    jnum(js, "unclassified"),
+	    unclass,
 	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);

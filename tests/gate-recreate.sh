@@ -5,6 +5,10 @@
 # first one (issue #15: "after vsctl destroy www1 --force and re-create, 2
 # of www1's first 50 requests ran in the home VS").
 #
+# In the default mode the first of them may begin where the service's
+# thread, waiting in the kernel, sat: the gate moves it when the request
+# arrives, and counts it. Under --fast exact each begins in the new VS.
+#
 # The gate refreshes its VS table every 2 s, after an apply, and when a
 # connection of a VS it does not know arrives; the last one was held back
 # for 200 ms after any refresh, so a VS re-created within 200 ms of one had

@@ -6,10 +6,13 @@ set -eu
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh "$@"
 [ -x configure ] || ./autogen.sh
-# configure again if the FastCGI devkit arrived after the last configure:
-# fcgi-demo/ is built only where it was found
-if [ ! -f Makefile ] ||
-   { [ -f /usr/include/fcgiapp.h ] && ! grep -q 'HAVE_FCGIAPP_H 1' config.h; }; then
+# configure again whenever the packages deps.sh installs changed since the
+# last configure, as when --test follows --demo: what configure finds
+# depends on them (the FastCGI devkit builds fcgi-demo/, clang's fuzzer
+# runtime rules/fuzz-rules). config.deps keeps their state as it was then.
+state=$(./scripts/deps.sh --state)
+if [ ! -f Makefile ] || [ "$state" != "$(cat config.deps 2>/dev/null)" ]; then
 	./configure --quiet
+	printf '%s\n' "$state" >config.deps
 fi
 make -j"$(nproc)" --no-print-directory -s

@@ -7,12 +7,10 @@
 #   deps.sh --test   and to run the test suite (the demo's packages, plus
 #                    tcpdump, python3, clang's fuzzer runtime, nginx, debhelper
 #                    and lintian for the package test, ...)
+#   deps.sh --state  print the state and version of every package above,
+#                    installing nothing (scripts/build.sh configures again
+#                    when it changes)
 set -eu
-if [ "$(id -u)" != 0 ]; then
-	echo "deps.sh: run as root (it installs packages with apt-get)" >&2
-	exit 1
-fi
-export DEBIAN_FRONTEND=noninteractive
 build="build-essential autoconf automake libtool pkg-config clang llvm
        libbpf-dev bpftool libelf-dev zlib1g-dev libseccomp-dev libmnl-dev
        libnftables-dev libjson-c-dev"
@@ -20,11 +18,23 @@ demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
 test="$demo tcpdump python3 passwd libclang-rt-14-dev strace php8.2-fpm
       libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
       debhelper lintian"
+if [ "${1:-}" = --state ]; then
+	# one line each, missing ones too (dpkg-query says so on stderr)
+	# shellcheck disable=SC2086
+	dpkg-query -W -f='${Package} ${db:Status-Abbrev} ${Version}\n' $build $test 2>/dev/null |
+		sort -u
+	exit 0
+fi
+if [ "$(id -u)" != 0 ]; then
+	echo "deps.sh: run as root (it installs packages with apt-get)" >&2
+	exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
 case "${1:-}" in
 "") pkgs=$build ;;
 --demo) pkgs="$build $demo" ;;
 --test) pkgs="$build $test" ;;
-*) echo "usage: deps.sh [--demo | --test]" >&2; exit 2 ;;
+*) echo "usage: deps.sh [--demo | --test | --state]" >&2; exit 2 ;;
 esac
 missing=
 for p in $pkgs; do

@@ -83,9 +83,9 @@ check "a request from no VS ran in the home VS" [ "$(where "$W/a0")" = home ]
 npids=$(cat "$W/a1" "$W/a2" | sed -n 's/^pid=//p' | sort -u | wc -l)
 check "several PHP-FPM workers served (prefork: $npids)" [ "$npids" -ge 2 ]
 status > "$W/st"
-check "the gate charged 10 requests to each VS" \
-	grep -q '"name": "www1", "id": [0-9]*, "served": 10,' "$W/st" &&
-	grep -q '"name": "www2", "id": [0-9]*, "served": 10,' "$W/st"
+check "the gate charged 10 requests to each VS" sh -c '
+	grep -q "\"name\": \"www1\", \"id\": [0-9]*, \"served\": 10," "$1" &&
+	grep -q "\"name\": \"www2\", \"id\": [0-9]*, \"served\": 10," "$1"' - "$W/st"
 
 kill -TERM "$GPID"
 wait "$GPID" 2>/dev/null

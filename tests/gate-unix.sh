@@ -74,7 +74,7 @@ in_vs www2 "$CLIENT" -p "$PORT" -n 40 -j 4 -r "spin 5" -v > "$W/pf2"
 wait $P1
 check "prefork: 80 answers" [ "$(cat "$W/pf1" "$W/pf2" | grep -c req=)" = 80 ]
 check "prefork: www1's and www2's requests each served in their VS" \
-	only_in "$W/pf1" www1 && only_in "$W/pf2" www2
+	eval 'only_in "$W/pf1" www1 && only_in "$W/pf2" www2'
 npids=$(cat "$W/pf1" "$W/pf2" | grep -o ' pid=[0-9]*' | sort -u | wc -l)
 check "prefork: several workers served ($npids)" [ "$npids" -ge 2 ]
 gate_stop

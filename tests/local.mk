@@ -43,6 +43,10 @@ tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_fcgi_LDADD = $(GATEACCEPT_LIBS)
 noinst_HEADERS += tests/unit/fcgi-records.h
 
+# --- The test scripts themselves: each condition inside its assertion.
+TESTS += tests/lint-tests.sh
+dist_noinst_SCRIPTS += tests/lint-tests.sh
+
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \

@@ -67,7 +67,7 @@ check "50 connections from www1 to the ungated port $UP" grep -q "^done=50$" "$W
 after=$(added_removed)
 diag "connection map before and after: $before / $after"
 check "gated mode: none of them recorded, none removed (the counters stay)" \
-	[ -n "$before" ] && [ "$before" = "$after" ]
+	sh -c '[ -n "$1" ] && [ "$1" = "$2" ]' - "$before" "$after"
 
 # the gated service: recorded, classified, removed
 "$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 20 -v > "$W/v1"

@@ -62,16 +62,19 @@ check "www2's requests are served in www2" served_in "$R/c2" www2
 { served_in "$R/c1" www1 && served_in "$R/c2" www2; } >/dev/null ||
 	{ diag "the gate's status: $(vsctl services --json)" "its log:"; logs echo | tail -20 | sed 's/^/#   /'; }
 
-# --- killed: back at the first back-off step (100 ms; 10 s allows for a
-# slow VM, and is still far under the 30 s cap), the restart counted
+# --- killed: started again after the first back-off step, 100 ms (the
+# supervisor's log names the step it took: no wall-clock bound, which the
+# VM tier's TCG would stretch), and not before it; the restart counted
+t0=$(date +%s%N)	# before the kill: the step starts after it
 kill -KILL "$SPID"
-t0=$(date +%s%N)
 wait_until sh -c "[ \"\$(\"$VSCTL\" services --json | grep -o '\"pid\": [0-9]*' | head -1)\" != '\"pid\": $SPID' ] && [ \"\$(\"$VSCTL\" services --json | grep -o '\"state\": \"[a-z]*\"')\" = '\"state\": \"running\"' ]"
 t1=$(date +%s%N)
 NPID=$(svc echo "['pid']")
 diag "killed $SPID; $NPID serves after $(((t1 - t0) / 1000000)) ms"
-_all=1; [ "$NPID" != "$SPID" ] && [ $((t1 - t0)) -lt 10000000000 ] && _all=0
-check "SIGKILLed, the service is back at once (not after the back-off's cap)" [ $_all = 0 ]
+check "SIGKILLed, the service is started again" sh -c '[ -n "$1" ] && [ "$1" != "$2" ]' - "$NPID" "$SPID"
+like "$(logs echo)" "service echo exited \(signal 9 \(Killed\)\) after [0-9]+ ms; restart 1 in 100 ms" \
+	"at the first back-off step, 100 ms (not a later one, nor the cap)"
+check "and not before that step ($(((t1 - t0) / 1000000)) ms >= 100)" [ $((t1 - t0)) -ge 100000000 ]
 is "$(svc echo "['restarts']")" 1 "vsctl services counts the restart"
 is "$(svc echo "['last_exit']")" '{"signal": 9}' "and says how it ended"
 like "$(vsctl services)" "^echo +running +$NPID +1 +base" "the table shows state, pid and restarts"

@@ -16,16 +16,21 @@ res=$top/tests/vm/results
 boot=${VSD_VM_BOOT:-1}
 cd "$top"
 
-# Run only on the host, each for a reason:
-#   rules-fuzz.sh: the libFuzzer harness is linked against the host's clang
-#     runtime; fuzzing under TCG would take most of the tier's time and
-#     covers no kernel or systemd behaviour;
-#   rules-robust.sh: thousands of fork/execs of the offline checker, pure
-#     user space, ~45x slower under TCG (3.5 min measured); the same binary
-#     runs it on the host;
-#   rules-layers.sh: reads the library's symbol tables with nm (binutils is
-#     not in the image); nothing of the kernel or systemd.
+# Run only on the host, each for a reason; counted here as skipped, with
+# it (test-suite.log), so that the tier's "N skipped" shows them.
 HOST_ONLY="tests/rules-fuzz.sh tests/rules-robust.sh tests/rules-layers.sh"
+host_only_why() {
+	case $1 in
+	tests/rules-fuzz.sh) echo "the libFuzzer harness is linked against the host's" \
+		"clang runtime; fuzzing under TCG would take most of the tier's time and" \
+		"covers no kernel or systemd behaviour" ;;
+	tests/rules-robust.sh) echo "thousands of fork/execs of the offline checker, pure" \
+		"user space, ~45x slower under TCG (3.5 min measured); the same binary" \
+		"runs it on the host" ;;
+	tests/rules-layers.sh) echo "reads the library's symbol tables with nm (binutils" \
+		"is not in the image); nothing of the kernel or systemd" ;;
+	esac
+}
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:
 #   tests/vm/favordynmods.sh: remounts cgroup2 with favordynmods.
@@ -50,23 +55,31 @@ run_one() {
 }
 
 run_integration() {
-	local t tests trs
+	local t tests trs skipped=
 	tests=$(make -s --no-print-directory print-unit-tests)
 	for t in $(make -s --no-print-directory print-integration-tests); do
-		case " $HOST_ONLY " in *" $t "*) echo "SKIP: $t (host only)" >>"$res/check.log"; continue ;; esac
+		case " $HOST_ONLY " in *" $t "*) skipped="$skipped $t"; continue ;; esac
 		tests="$tests $t"
 	done
-	[ -n "$only" ] && [ "$only" != package ] && tests=$only
+	[ -n "$only" ] && [ "$only" != package ] && tests=$only skipped=
 	for t in $tests; do
 		run_one "$t"
 	done
 	trs=$(for t in $tests; do echo "${t%.sh}.trs"; done)
 	# shellcheck disable=SC2086
-	cat $trs 2>/dev/null | awk -v host_only="$(echo $HOST_ONLY | wc -w)" '
-		/^:test-result: PASS/ { p++ } /^:test-result: (FAIL|XPASS)/ { f++ }
-		/^:test-result: ERROR/ { e++ } /^:test-result: SKIP/ { s++ }
-		END { printf "# TOTAL: %d\n# PASS:  %d\n# SKIP:  %d\n# FAIL:  %d\n# ERROR: %d\n# HOST-ONLY: %d\n",
-		      p + f + e + s, p, s, f, e, host_only }' >"$res/test-suite.log"
+	# shellcheck disable=SC2086
+	{
+		cat $trs 2>/dev/null | awk -v host_only="$(echo $skipped | wc -w)" '
+			/^:test-result: PASS/ { p++ } /^:test-result: (FAIL|XPASS)/ { f++ }
+			/^:test-result: ERROR/ { e++ } /^:test-result: SKIP/ { s++ }
+			END { s += host_only
+			      printf "# TOTAL: %d\n# PASS:  %d\n# SKIP:  %d\n# FAIL:  %d\n# ERROR: %d\n",
+			      p + f + e + s, p, s, f, e }'
+		for t in $skipped; do
+			echo "SKIP: $t - not run in the VM (host only): $(host_only_why "$t")"
+		done
+	} >"$res/test-suite.log"
+	grep '^SKIP:' "$res/test-suite.log" >>"$res/check.log"
 	for t in $tests; do
 		grep -q '^:test-result: \(FAIL\|ERROR\)' "${t%.sh}.trs" 2>/dev/null || continue
 		mkdir -p "$res/failed"

@@ -35,12 +35,10 @@ unhanded() {
 	echo $(( $(fast "$1" continued) + $(fast "$1" direct) - _b ))
 }
 RUN=
-# start NAME MODE [gate-server options]: a gated service on PORT, without the
-# accept shim (its leases: tests/gate-preload.sh), so that every accept
-# reaches the gate and the fast path's own answers are what is counted
+# start NAME MODE [gate-server options]: a gated service on PORT
 start() {
 	_n=$1 _m=$2; shift 2
-	"$VSCTL" run --home base --name "$_n" --preload off ${_m:+--fast "$_m"} -- "$SERVER" -p "$PORT" "$@" \
+	"$VSCTL" run --home base --name "$_n" ${_m:+--fast "$_m"} -- "$SERVER" -p "$PORT" "$@" \
 		> "$R/$_n.log" 2>&1 &
 	RUN=$!
 	wait_until running "$_n" && wait_until quiet "$CLIENT" -p "$PORT" -n 1
@@ -197,7 +195,7 @@ stop
 PORT2=$((10000 + $$ % 20000))
 start pair1 "" || fail "the first of two services starts"
 P1=$RUN
-"$VSCTL" run --home base --name pair2 --preload off -- "$SERVER" -p "$PORT2" > "$R/pair2.log" 2>&1 &
+"$VSCTL" run --home base --name pair2 -- "$SERVER" -p "$PORT2" > "$R/pair2.log" 2>&1 &
 P2=$!
 on_exit "kill $P2 2>/dev/null"
 wait_until running pair2 && wait_until quiet "$CLIENT" -p "$PORT2" -n 1 ||
@@ -281,7 +279,7 @@ stop
 # served at home); and a listener no thread has accepted on yet stays
 # registered while the thread that listened has it, past the 5 s after
 # which the gate drops a listener it sees unused
-"$VSCTL" run --home base --name late --preload off -- "$SERVER" -p "$PORT" -w 6500 > "$R/late.log" 2>&1 &
+"$VSCTL" run --home base --name late -- "$SERVER" -p "$PORT" -w 6500 > "$R/late.log" 2>&1 &
 RUN=$!
 wait_until grep -q "^port " "$R/late.log" || fail "the late-accepting service starts"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 3 -v > "$R/late1" &

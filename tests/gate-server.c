@@ -27,8 +27,9 @@
  *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
  *               the error, or "ok", then closes it
  *     -K HEX    make each accept as accept4(2) by syscall(2), with HEX in the
- *               upper 32 bits of its flags (a key the gate did not give: the
- *               accept shim's calls carry the gate's; vsctl-run(8))
+ *               upper 32 bits of its flags (which the kernel ignores: a
+ *               filter that let such flags through would be a way past the
+ *               gate; tests/gate-escape.sh)
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]]
- *           [--pm-qos on|off] [--fast on|exact|off] [--preload on|off] -- CMD [ARGS...]
+ *           [--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -57,7 +57,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast, *preload;
+	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -81,7 +81,6 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		{ "group", offsetof(struct run_opts, group) },
 		{ "pm-qos", offsetof(struct run_opts, pmqos) },
 		{ "fast", offsetof(struct run_opts, fast) },
-		{ "preload", offsetof(struct run_opts, preload) },
 	};
 	int i;
 
@@ -102,7 +101,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		if (strncmp(a, "--", 2) != 0)
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "[--pm-qos on|off] [--fast on|exact|off] [--preload on|off] -- CMD [ARGS...]", a);
+			    "[--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]", a);
 		eq = strchr(a + 2, '=');
 		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 		for (k = 0; k < ARRAY_SIZE(opts); k++)
@@ -171,8 +170,6 @@ run_check(int argc, char **argv, struct run_opts *o)
 		return vsctl_fail(VX_USAGE, "run: --group needs --user");
 	if (o->pmqos && strcmp(o->pmqos, "on") != 0 && strcmp(o->pmqos, "off") != 0)
 		return vsctl_fail(VX_BADVALUE, "run: --pm-qos %s: expected on or off", o->pmqos);
-	if (o->preload && strcmp(o->preload, "on") != 0 && strcmp(o->preload, "off") != 0)
-		return vsctl_fail(VX_BADVALUE, "run: --preload %s: expected on or off", o->preload);
 	if (o->fast && strcmp(o->fast, "on") != 0 && strcmp(o->fast, "exact") != 0 &&
 	    strcmp(o->fast, "off") != 0)
 		return vsctl_fail(VX_BADVALUE, "run: --fast %s: expected on, exact or off", o->fast);
@@ -195,7 +192,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	struct stat st;
 	int n = 0, k, r;
 
-	if (!(all = calloc((size_t)(30 + argc - o->cmd), sizeof(*all))))
+	if (!(all = calloc((size_t)(28 + argc - o->cmd), sizeof(*all))))
 		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
@@ -230,10 +227,6 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->fast) {
 		all[n++] = "--fast";
 		all[n++] = (char *)o->fast;
-	}
-	if (o->preload) {
-		all[n++] = "--preload";
-		all[n++] = (char *)o->preload;
 	}
 	if (o->user) {
 		all[n++] = "--user";

@@ -151,7 +151,7 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
-	if (th->fp_id || th->direct_l || th->lease_l)	/* before listener_get: it may confirm th's listener */
+	if (th->fp_id || th->direct_l)	/* before listener_get: it may confirm th's listener */
 		fp_thread_settle(g, th);
 	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
 	PROF_MARK(PROF_LISTENER);
@@ -1004,7 +1004,6 @@ gate_tick(struct gate *g)
 			queue_rekey(l, &g->tab);
 			queued += l->queued;
 		}
-		fp_tick(g, l, now);
 		/* threads wait while others let through have not dequeued
 		 * yet: look again soon (the listener is not polled meanwhile) */
 		if (l->wait_head && fp_busy(l)) {

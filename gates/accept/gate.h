@@ -206,7 +206,6 @@ struct service_thread {
 	int	 sched_fd;
 	struct gated_listener *direct_l;	/* fastpath.c: it waits in that listener's
 						 * accept in the kernel */
-	struct gated_listener *lease_l;	/* fastpath.c: it holds that listener's lease */
 	/* fastpath.c: let through on the fast path listener fp_id (0: none)
 	 * for the connection fp_cookie (0: whichever comes, as the direct
 	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
@@ -323,11 +322,7 @@ struct gate {
 	 * took a connection of a VS other than the one they were bound to */
 	uint64_t fp_continued, fp_direct, fp_direct_cpu_ns, fp_direct_cpu_max;
 	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered, fp_fd_moved;
-	/* leases granted, accepts made under them (by the shim, without us),
-	 * holders moved after taking a connection of another VS */
-	uint64_t fp_leases, fp_leased, fp_lease_moved;
 	int	 fast;			/* enum gate_fast */
-	int	 preload;		/* --preload on: the shim may hold leases */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */
 	struct rules *rules;
@@ -415,10 +410,6 @@ int fp_busy(const struct gated_listener *l);
 /* l's id on the fast path (never 0), 0 if it is not on it. */
 uint32_t fp_listener_id(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
-/* The tick: a lease's records read, the lease renewed. */
-void fp_tick(struct gate *g, struct gated_listener *l, uint64_t now);
-/* A read-only descriptor of the rings' control words for the shim, or -1. */
-int fp_shim_fd(void);
 
 /* --- records.c --- */
 /* Attach the fast path's accept records on the pins in pindir: "fexit" or

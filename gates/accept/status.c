@@ -76,22 +76,11 @@ fast_listeners(struct gate *g, size_t *in_kernel)
 	return n;
 }
 
-/* A lease holder's accepts, which the gate has not read yet: counted now. */
-static void
-status_leases(struct gate *g)
-{
-	struct gated_listener *l;
-
-	for (l = g->listeners; l; l = l->next)
-		fp_tick(g, l, now_ns());
-}
-
 static void
 status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	size_t i;
 
-	status_leases(g);
 	charge_settle_all(g);
 	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
@@ -135,7 +124,6 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	size_t i;
 	int n = 0;
 
-	status_leases(g);
 	charge_settle_all(g);
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, si->name);
@@ -199,16 +187,13 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    "\"continued\": %llu, "
 	    "\"direct\": %llu, \"direct_moved\": %llu, "
 	    "\"direct_cpu_usec\": %llu, \"direct_cpu_max_usec\": %llu, \"resync\": %llu, "
-	    "\"stale\": %llu, \"misordered\": %llu, \"fd_moved\": %llu, \"records\": \"%s\", "
-	    "\"preload\": %s, \"leases\": %llu, \"leased\": %llu, \"lease_moved\": %llu}",
+	    "\"stale\": %llu, \"misordered\": %llu, \"fd_moved\": %llu, \"records\": \"%s\"}",
 	    gate_fast_name(g->fast), nfl, nik, (unsigned long long)g->fp_continued,
 	    (unsigned long long)g->fp_direct, (unsigned long long)g->fp_direct_moved,
 	    (unsigned long long)(g->fp_direct_cpu_ns / 1000),
 	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,
 	    (unsigned long long)g->fp_stale, (unsigned long long)g->fp_misordered,
-	    (unsigned long long)g->fp_fd_moved, records_hook(), g->preload ? "true" : "false",
-	    (unsigned long long)g->fp_leases, (unsigned long long)g->fp_leased,
-	    (unsigned long long)g->fp_lease_moved);
+	    (unsigned long long)g->fp_fd_moved, records_hook());
 	bind_stats(&nb, &nfail, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"failed\": %llu, \"p50_us\": %u, "
 	    "\"p99_us\": %u, \"max_us\": %u}",

@@ -345,6 +345,7 @@ print_row(struct json_object *js)
 	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
 	struct json_object *a, *e;
 	const char *vs, *state = jstr(js, "state");
+	long long refused = -1;
 	size_t i;
 
 	/* "threads": [{"tid": T, "pid": P, "bound": "vs"|null, ...}, ...] */
@@ -363,10 +364,14 @@ print_row(struct json_object *js)
 			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "queued"));
 	}
-	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %-28s %-28s %s\n",
+	/* "refused": {"io_uring": N, "compat_accept": N}, "outside": N */
+	if (json_object_object_get_ex(js, "refused", &a))
+		refused = jnum(a, "io_uring") + jnum(a, "compat_accept");
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %-28s %-28s %7lld %7lld %s\n",
 	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
 	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-",
-	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
+	    bind.p ? bind.p : "-", served.p ? served.p : "-", refused, jnum(js, "outside"),
+	    queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);
 	buf_free(&queued);
@@ -410,8 +415,8 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
 		return vsctl_fail(VX_BADVALUE, "services: the path of %s is too long", socket_path);
 	if (!json)
-		printf("%-20s %-10s %7s %8s %-12s %-28s %-28s %s\n", "NAME", "STATE", "PID",
-		    "RESTARTS", "HOME", "BINDING(TID:VS)", "SERVED", "QUEUED");
+		printf("%-20s %-10s %7s %8s %-12s %-28s %-28s %7s %7s %s\n", "NAME", "STATE", "PID",
+		    "RESTARTS", "HOME", "BINDING(TID:VS)", "SERVED", "REFUSED", "OUTSIDE", "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };

@@ -240,6 +240,26 @@ svc_family(struct buf *b, const char *lines, const char *metric, const char *typ
 	}
 }
 
+/* One series per service, from its "service" line: metric{service=S,extra} key's value. */
+static void
+svc_series(struct buf *b, const char *lines, const char *metric, const char *extra, const char *key)
+{
+	const char *p;
+
+	for (p = lines; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		char svc[VS_NAME_MAX + 1], v[32], line[512];
+		size_t n = strcspn(p, "\n");
+
+		snprintf(line, sizeof(line), "%.*s", (int)n, p);
+		if (strncmp(line, "service ", 8) != 0 || kv_get(line, "name", svc, sizeof(svc)) < 0 ||
+		    kv_get(line, key, v, sizeof(v)) < 0)
+			continue;
+		buf_printf(b, "%s{service=", metric);
+		label(b, svc);
+		buf_printf(b, "%s} %.15g\n", extra, strtod(v, NULL));
+	}
+}
+
 void
 metrics_text(struct vsd *d, struct buf *b)
 {
@@ -256,6 +276,13 @@ metrics_text(struct vsd *d, struct buf *b)
 	svc_family(b, svc.p, "vsd_service_cpu_seconds_total", "counter",
 		   "CPU time a gated service spent for the VS (its threads' time while bound there).",
 		   "cpu_usec", 1e-6);
+	family(b, "vsd_service_refused_total", "counter",
+	       "Calls a gated service made that the gate cannot see, refused (vsctl-run(8)).");
+	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"io_uring\"", "refused_io_uring");
+	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"compat_accept\"", "refused_compat");
+	family(b, "vsd_service_outside_accepts_total", "counter",
+	       "Accepts of a gated service's listeners that the gate did not answer.");
+	svc_series(b, svc.p, "vsd_service_outside_accepts_total", "", "outside");
 	buf_free(&svc);
 }
 

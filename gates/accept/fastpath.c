@@ -117,6 +117,9 @@
 #define FP_GUARDS	64		/* listeners the guard can wake */
 #define FP_EVENTS	256		/* accept records read, not yet applied */
 #define FP_PROMISED	256		/* threads let through at once, at most */
+#define FP_OUTSIDE	64		/* accepts the gate did not answer, read, not yet applied */
+#define FP_GONE		64		/* threads let through that ended before their record was read */
+#define FP_OUTSIDE_LOG_NS 10000000000ull	/* log outside accepts at most this often */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -154,12 +157,19 @@ struct fp_listener {
 	unsigned nev;
 	int	 ev_lost;		/* more than FP_EVENTS in one read */
 	unsigned fd_moved;		/* accepts of threads let through for another listener */
+	struct vsd_arrival out[FP_OUTSIDE];	/* accepts the gate did not answer */
+	unsigned nout, out_lost;
 };
 
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
 
 static int q_find(struct fp_listener *f, uint64_t cookie);
+static int handed_take(struct service_thread *th, uint64_t cookie);
 static void q_remove(struct fp_listener *f, unsigned i);
+
+/* threads let through whose accept record was not read when they ended */
+static pid_t gone[FP_GONE];
+static unsigned gone_i;
 
 static char pindir[PATH_MAX];
 static int gated_fd = -1, rings_fd = -1, opened, warned, accepts, fast_mode;
@@ -468,6 +478,20 @@ ring_claim(const struct vsd_gated_key *mine)
 	return -1;
 }
 
+/* Was tid let through and has it ended since? (once) */
+static int
+gone_take(pid_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < FP_GONE; i++)
+		if (gone[i] == tid) {
+			gone[i] = 0;
+			return 1;
+		}
+	return 0;
+}
+
 static int
 on_record(void *ctx, void *data, size_t len)
 {
@@ -481,24 +505,39 @@ on_record(void *ctx, void *data, size_t len)
 		struct service_thread *th = thread_find((pid_t)a->tid);
 		int j;
 
-		if (th && th->fp_id != f->id) {
+		if (!th || !th->fp_id) {
+			/* not let through by us: the connection has left the
+			 * queue all the same. Not an accept outside the
+			 * gate's decision if we handed it over (the
+			 * tracepoint records the accept that returned it) or
+			 * let the thread through before it ended (its record
+			 * read late) */
+			if ((j = q_find(f, a->cookie)) >= 0)
+				q_remove(f, (unsigned)j);
+			else
+				f->early[f->early_i++ % FP_EARLY] = a->cookie;
+			if (th ? !handed_take(th, a->cookie) : !gone_take((pid_t)a->tid)) {
+				if (f->nout < FP_OUTSIDE)
+					f->out[f->nout++] = *a;
+				else
+					f->out_lost++;
+			}
+			return 0;
+		}
+		if (th->fp_id != f->id) {
 			/* not let through here: the connection has left the
 			 * queue all the same (a hand-over's was drained) */
 			if ((j = q_find(f, a->cookie)) >= 0)
 				q_remove(f, (unsigned)j);
-			else if (th->fp_id)
+			else
 				f->early[f->early_i++ % FP_EARLY] = a->cookie;
-			if (th->fp_id) {
-				/* let through for another listener, it took
-				 * one of ours: its descriptor names this one now */
-				f->fd_moved++;
-				th->last_l = NULL;
-				th->fd_seen = 0;
-			}
+			/* let through for another listener, it took one of
+			 * ours: its descriptor names this one now */
+			f->fd_moved++;
+			th->last_l = NULL;
+			th->fd_seen = 0;
 			return 0;
 		}
-		if (!th)
-			return 0;	/* not one of the service's threads */
 		if (f->nev == FP_EVENTS)
 			f->ev_lost = 1;
 		else
@@ -617,6 +656,8 @@ fp_detach(struct gated_listener *l)
 void
 fp_thread_gone(struct service_thread *th)
 {
+	if (th->fp_id)		/* its record may be read after this */
+		gone[gone_i++ % FP_GONE] = th->tid;
 	if (th->direct_l && th->direct_l->fp && th->direct_l->fp->direct == th)
 		direct_end(th->direct_l->fp);
 	th->direct_l = NULL;
@@ -860,6 +901,69 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 	}
 }
 
+/* Is tid's process the service's: a descendant of ours? We are the
+ * service's subreaper, so none of its processes leaves our tree; a
+ * process that got a listener from it (SCM_RIGHTS) is not in it. */
+static int
+in_service(pid_t tid)
+{
+	pid_t p = tid, self = getpid();
+	int depth;
+
+	for (depth = 0; depth < 64 && p > 1; depth++)
+		if ((p = proc_parent(p)) == self)
+			return 1;
+	return 0;
+}
+
+/*
+ * Accepts on l the gate did not answer (on_record): the service's own
+ * thread took a connection without our CONTINUE (a race, or a way past the
+ * filter), or a process outside the service did, on a listener it was
+ * given. Count each; move a service thread to the connection's VS, so the
+ * rest of its request runs there; log at most every FP_OUTSIDE_LOG_NS.
+ */
+static void
+outside_apply(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	static uint64_t logged_at, unlogged;
+	struct fp_listener *f = l->fp;
+	unsigned i;
+
+	g->outside += f->out_lost;
+	unlogged += f->out_lost;
+	f->out_lost = 0;
+	for (i = 0; i < f->nout; i++) {
+		const struct vsd_arrival *a = &f->out[i];
+		uint32_t vs = a->vs_id ? a->vs_id : g->home;
+		struct service_thread *th = NULL;
+		struct gate_vs *v = NULL, *named;
+		int is_new, mine = in_service((pid_t)a->tid);
+
+		g->outside++;
+		if (mine && (th = thread_get((pid_t)a->tid, &is_new)) && !th->waiter) {
+			gate_vs_by_id(g, vs);
+			if ((v = gate_rebind_vs(g, th, vs))) {
+				v->served++;
+				gate_vs_active(g, v, now);
+			}
+		}
+		if (logged_at && now - logged_at < FP_OUTSIDE_LOG_NS) {
+			unlogged++;
+			continue;
+		}
+		named = vs_table_find(&g->tab, vs);
+		log_warnx("port %u: thread %u %s accepted a connection of VS %s without the "
+		    "gate; counted (status \"outside\")%s (%llu more not logged)",
+		    f->key.port, a->tid, mine ? "of the service" : "outside the service",
+		    named ? named->name : "?",
+		    v ? ", re-bound there" : ", not moved", (unsigned long long)unlogged);
+		logged_at = now;
+		unlogged = 0;
+	}
+	f->nout = 0;
+}
+
 /* Read what the ring has, account for the direct waiter and for the
  * threads let through (their accept records). */
 static void
@@ -871,6 +975,8 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 	ring_buffer__consume(f->rb);
 	g->fp_fd_moved += f->fd_moved;
 	f->fd_moved = 0;
+	if (f->nout || f->out_lost)
+		outside_apply(g, l, now);
 	dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
 	if (dropped != f->dropped) {
 		f->dropped = dropped;
@@ -1114,7 +1220,7 @@ fp_ready(struct gate *g, struct gated_listener *l, int serve)
 }
 
 int
-fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
+fp_drained(struct gated_listener *l, int fd, uint32_t *vs, uint64_t *cookie_out)
 {
 	struct fp_listener *f = l->fp;
 	uint64_t cookie = 0;
@@ -1123,6 +1229,7 @@ fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &sl) < 0)
 		return 0;
+	*cookie_out = cookie;
 	ring_buffer__consume(f->rb);
 	for (i = 0; i < f->qn; i++) {
 		struct fp_entry *e = q_at(f, i);
@@ -1138,6 +1245,30 @@ fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
 		return *vs != 0;
 	}
 	f->early[f->early_i++ % FP_EARLY] = cookie;
+	return 0;
+}
+
+void
+fp_handed(struct service_thread *th, struct queued_conn *c)
+{
+	socklen_t sl = sizeof(c->cookie);
+
+	/* a held connection (hold.c) was drained without fp_drained() */
+	if (c->cookie || getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &sl) == 0)
+		th->handed[th->handed_i++ % ARRAY_SIZE(th->handed)] = c->cookie;
+}
+
+/* Was cookie handed to th? (once) */
+static int
+handed_take(struct service_thread *th, uint64_t cookie)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(th->handed); i++)
+		if (th->handed[i] == cookie) {
+			th->handed[i] = 0;
+			return 1;
+		}
 	return 0;
 }
 

@@ -29,6 +29,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/charge.c \
 	gates/accept/fastpath.c \
 	gates/accept/records.c \
+	gates/accept/refuse.c \
 	gates/accept/pmqos.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)

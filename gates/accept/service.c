@@ -5,7 +5,8 @@
  *   fork -> child: join the home VS's cgroups, become --user (its groups,
  *           no capabilities, no_new_privs), load the filter (accept,
  *           accept4 -> SCMP_ACT_NOTIFY; on hybrid hosts also socket(AF_INET*)
- *           for the lazy cgroup2 move), send the listener fd to the parent
+ *           for the lazy cgroup2 move; io_uring and the other ABIs' accepts
+ *           to be refused, refuse.c), send the listener fd to the parent
  *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
  *
  * The supervisor is the service's child subreaper, so a prefork master's
@@ -59,8 +60,9 @@ load_filter(int want_socket)
 
 	if (!(ctx = seccomp_init(SCMP_ACT_ALLOW)))
 		return -ENOMEM;
-	/* a 32-bit binary is not gated rather than killed */
-	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	/* an ABI the filter does not name (refuse.c names every other ABI
+	 * of x86-64 and arm64) could accept unseen */
+	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	/* keep setuid helpers of the service working: as root, no NO_NEW_PRIVS */
 	if (geteuid() == 0)
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
@@ -74,6 +76,8 @@ load_filter(int want_socket)
 		SCMP_A0(SCMP_CMP_EQ, AF_INET))) < 0 ||
 	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
 		SCMP_A0(SCMP_CMP_EQ, AF_INET6))) < 0))
+		goto out;
+	if ((r = refuse_filter_add(ctx)) < 0)	/* io_uring, 32-bit and x32 accepts */
 		goto out;
 	if ((r = seccomp_load(ctx)) < 0)	/* SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0 */
 		goto out;

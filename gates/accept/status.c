@@ -82,9 +82,11 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 	size_t i;
 
 	charge_settle_all(g);
-	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu\n", si->name,
+	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
+	    "refused_io_uring=%llu refused_compat=%llu outside=%llu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
-	    (unsigned long long)g->handed, g->nwaiters);
+	    (unsigned long long)g->handed, g->nwaiters, (unsigned long long)g->refused_ring,
+	    (unsigned long long)g->refused_compat, (unsigned long long)g->outside);
 	for (i = 0; i < g->tab.n; i++) {
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
@@ -174,6 +176,9 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
 	    g->sync_wakeup ? "true" : "false", g->pmqos ? "true" : "false",
 	    g->pmqos_held ? "true" : "false", (unsigned long long)g->pmqos_holds);
+	buf_printf(b, ", \"refused\": {\"io_uring\": %llu, \"compat_accept\": %llu}, \"outside\": %llu",
+	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
+	    (unsigned long long)g->outside);
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
 	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
 	    "\"timed_out\": %llu}",

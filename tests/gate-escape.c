@@ -75,9 +75,13 @@ static void
 answer(int fd)
 {
 	char req[256] = "", cpu[256], cg2[256], out[1024];
+	int fl = fcntl(fd, F_GETFL);
 	size_t off = 0;
 	ssize_t n;
 
+	/* read the request blocking, whatever accept4's flags made the socket */
+	if (fl >= 0 && (fl & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	while (off < sizeof(req) - 1 && (n = read(fd, req + off, sizeof(req) - 1 - off)) > 0) {
 		off += (size_t)n;
 		if (memchr(req, '\n', off))
@@ -227,7 +231,7 @@ accept_loop(const char *method, int (*how)(int), int lfd, long n)
 
 			if (fd == -EINTR)
 				continue;
-			if (fd == -EAGAIN) {	/* SOCK_NONBLOCK is the socket's, not the listener's */
+			if (fd == -EAGAIN) {	/* a non-blocking listener */
 				poll(&p, 1, 100);
 				continue;
 			}

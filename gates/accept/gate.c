@@ -700,7 +700,7 @@ handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
 			v->served++;
 		g->handed++;
 		if (l->fp)
-			fp_handed(w->th, c);
+			fp_handed(l, c);
 		l->last_use = now_ns();
 		close(c->fd);
 		PROF_MARK(PROF_CLOSE);

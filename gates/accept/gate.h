@@ -212,10 +212,6 @@ struct service_thread {
 	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
 	uint32_t fp_id, fp_vs, fp_gen;
 	uint64_t fp_cookie;
-	/* the connections last handed to it (SO_COOKIE): with the tracepoint
-	 * records its accept, returning one, makes a record too (fastpath.c) */
-	uint64_t handed[4];
-	unsigned handed_i;
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
@@ -412,8 +408,8 @@ int fp_ready(struct gate *g, struct gated_listener *l, int serve);
 /* A connection the drain accepted: 1 and its VS if its record names one;
  * its cookie in *cookie (0 if unread). */
 int fp_drained(struct gated_listener *l, int fd, uint32_t *vs, uint64_t *cookie);
-/* c was handed to th: its accept record, if one comes, is not an outside accept. */
-void fp_handed(struct service_thread *th, struct queued_conn *c);
+/* c of l was handed over: its accept record, if one comes, is not an outside accept. */
+void fp_handed(struct gated_listener *l, struct queued_conn *c);
 void fp_drain_done(struct gate *g, struct gated_listener *l);
 /* The ring's fd while a thread waits in the kernel (poll it), else -1. */
 int fp_pollfd(const struct gated_listener *l);

@@ -994,6 +994,17 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 }
 
 /*
+ * Accepts nobody asked us about (outside the gate) are in the ring only:
+ * read it on the tick too, while no thread of the service accepts.
+ */
+void
+fp_tick(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	if (l->fp)
+		fp_read(g, l, now);
+}
+
+/*
  * fp_read, then: the kernel's queue length, or -1 when the model does not
  * match it. A record lags its connection by a softirq's or an accept
  * call's few microseconds on another CPU: a mismatch is read again for up to

@@ -1006,6 +1006,7 @@ gate_tick(struct gate *g)
 			queue_rekey(l, &g->tab);
 			queued += l->queued;
 		}
+		fp_tick(g, l, now);
 		/* threads wait while others let through have not dequeued
 		 * yet: look again soon (the listener is not polled meanwhile) */
 		if (l->wait_head && fp_busy(l)) {

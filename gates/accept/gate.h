@@ -418,6 +418,8 @@ int fp_busy(const struct gated_listener *l);
 /* l's id on the fast path (never 0), 0 if it is not on it. */
 uint32_t fp_listener_id(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
+/* The tick, and a status request: read l's ring (accepts outside the gate). */
+void fp_tick(struct gate *g, struct gated_listener *l, uint64_t now);
 
 /* --- refuse.c: io_uring and the other ABIs' accepts (vsctl-run(8)) --- */
 struct seccomp_notif;

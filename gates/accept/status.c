@@ -76,11 +76,22 @@ fast_listeners(struct gate *g, size_t *in_kernel)
 	return n;
 }
 
+/* Each listener's ring read: accepts outside the gate counted now. */
+static void
+status_rings(struct gate *g)
+{
+	struct gated_listener *l;
+
+	for (l = g->listeners; l; l = l->next)
+		fp_tick(g, l, now_ns());
+}
+
 static void
 status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	size_t i;
 
+	status_rings(g);
 	charge_settle_all(g);
 	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
 	    "refused_io_uring=%llu refused_compat=%llu outside=%llu\n", si->name,
@@ -126,6 +137,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	size_t i;
 	int n = 0;
 
+	status_rings(g);
 	charge_settle_all(g);
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, si->name);

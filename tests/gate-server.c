@@ -27,8 +27,9 @@
  *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
  *               the error, or "ok", then closes it
  *     -K HEX    make each accept as accept4(2) by syscall(2), with HEX in the
- *               upper 32 bits of its flags (a key the gate did not give: the
- *               accept shim's calls carry the gate's; vsctl-run(8))
+ *               upper 32 bits of its flags (which the kernel ignores: a
+ *               filter that let such flags through would be a way past the
+ *               gate; tests/gate-escape.sh)
  * It prints "port N" on stdout once it listens, and "served N eagain E
  * eintr I" per process when it exits (after COUNT connections, or SIGTERM).
  *
@@ -60,6 +61,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gate-where.h"
+
 static volatile sig_atomic_t stop;
 static long served, eagains, eintrs;
 static unsigned long hikey;	/* -K */
@@ -83,33 +86,6 @@ refuse_listen(void)
 	    (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
 }
 static void on_usr1(int s) { (void)s; }
-
-static void
-cgroup_of_self(char *cpu, size_t cl, char *cg2, size_t l2)
-{
-	char line[512];
-	FILE *f = fopen("/proc/thread-self/cgroup", "re");
-
-	snprintf(cpu, cl, "?");
-	snprintf(cg2, l2, "?");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-
-		if (!b)
-			continue;
-		b[strcspn(b, "\n")] = '\0';
-		*b = '\0';
-		if (strcmp(a + 1, "") == 0)
-			snprintf(cg2, l2, "%s", b + 1);
-		else if (strcmp(a + 1, "cpu") == 0 || strcmp(a + 1, "cpu,cpuacct") == 0)
-			snprintf(cpu, cl, "%s", b + 1);
-	}
-	fclose(f);
-	if (strcmp(cpu, "?") == 0)	/* pure v2: one hierarchy */
-		snprintf(cpu, cl, "%s", cg2);
-}
 
 /* The credential lines of /proc/self/status, as one word (see the top). */
 static void

@@ -108,20 +108,22 @@ CLEANFILES += tests/sg-broken.bpf.o tests/sg-small.bpf.o tests/sg-mid.bpf.o
 check_PROGRAMS += tests/gate-server tests/gate-client tests/cgroup-usage
 # A small allocator the limit-events test runs out of memory (vsd-events.sh).
 check_PROGRAMS += tests/memhog
-tests_gate_server_SOURCES = tests/gate-server.c
+tests_gate_server_SOURCES = tests/gate-server.c tests/gate-where.h
 tests_gate_server_LDADD = -lpthread
 tests_gate_client_SOURCES = tests/gate-client.c
 tests_gate_client_LDADD = -lpthread
+# A tenant's program trying ways past the gate (gate-escape.sh).
+check_PROGRAMS += tests/gate-escape
+tests_gate_escape_SOURCES = tests/gate-escape.c tests/gate-where.h
 # A cgroup's CPU usage through the backend (lib/cgroup-fast.c), for the
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh tests/gate-fast.sh \
-	tests/gate-preload.sh \
 	tests/conntab-quota.sh tests/gate-destroy.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
-	tests/vsctl-top.sh tests/gate-pmqos.sh tests/record-conns.sh
+	tests/vsctl-top.sh tests/gate-pmqos.sh tests/record-conns.sh tests/gate-escape.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

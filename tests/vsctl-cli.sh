@@ -251,7 +251,7 @@ fake=$!
 on_exit "kill $fake"
 wait_until test -S "$VSD_TMP/gates/fake.sock"
 out=$(vsctl services | awk '$1 == "fake"')
-like "$out" "^fake +running +7 +3 +base +- +8:www1 +www1=5 +www1=2$" "services: name, state, pid, restarts, home, unclassified (- from a supervisor without the count), binding, served, queued"
+like "$out" "^fake +running +7 +3 +base +- +8:www1 +www1=5 +- +- +www1=2$" "services: name, state, pid, restarts, home, unclassified, binding, served, refused, outside (- from a supervisor without the counts), queued"
 js "services with the stand-in" 0 vsctl services --json
 is "$(vsctl services --json | json '[v["name"] for v in d]')" '["fake"]' "--json: the supervisor's object"
 kill $fake; wait $fake 2>/dev/null

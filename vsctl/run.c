@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]]
- *           [--pm-qos on|off] [--fast on|exact|off] [--preload on|off] -- CMD [ARGS...]
+ *           [--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -57,7 +57,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast, *preload;
+	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -81,7 +81,6 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		{ "group", offsetof(struct run_opts, group) },
 		{ "pm-qos", offsetof(struct run_opts, pmqos) },
 		{ "fast", offsetof(struct run_opts, fast) },
-		{ "preload", offsetof(struct run_opts, preload) },
 	};
 	int i;
 
@@ -102,7 +101,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		if (strncmp(a, "--", 2) != 0)
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "[--pm-qos on|off] [--fast on|exact|off] [--preload on|off] -- CMD [ARGS...]", a);
+			    "[--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]", a);
 		eq = strchr(a + 2, '=');
 		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 		for (k = 0; k < ARRAY_SIZE(opts); k++)
@@ -171,8 +170,6 @@ run_check(int argc, char **argv, struct run_opts *o)
 		return vsctl_fail(VX_USAGE, "run: --group needs --user");
 	if (o->pmqos && strcmp(o->pmqos, "on") != 0 && strcmp(o->pmqos, "off") != 0)
 		return vsctl_fail(VX_BADVALUE, "run: --pm-qos %s: expected on or off", o->pmqos);
-	if (o->preload && strcmp(o->preload, "on") != 0 && strcmp(o->preload, "off") != 0)
-		return vsctl_fail(VX_BADVALUE, "run: --preload %s: expected on or off", o->preload);
 	if (o->fast && strcmp(o->fast, "on") != 0 && strcmp(o->fast, "exact") != 0 &&
 	    strcmp(o->fast, "off") != 0)
 		return vsctl_fail(VX_BADVALUE, "run: --fast %s: expected on, exact or off", o->fast);
@@ -195,7 +192,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	struct stat st;
 	int n = 0, k, r;
 
-	if (!(all = calloc((size_t)(30 + argc - o->cmd), sizeof(*all))))
+	if (!(all = calloc((size_t)(28 + argc - o->cmd), sizeof(*all))))
 		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
@@ -230,10 +227,6 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->fast) {
 		all[n++] = "--fast";
 		all[n++] = (char *)o->fast;
-	}
-	if (o->preload) {
-		all[n++] = "--preload";
-		all[n++] = (char *)o->preload;
 	}
 	if (o->user) {
 		all[n++] = "--user";
@@ -336,6 +329,16 @@ jnum(struct json_object *o, const char *key)
 	    (long long)json_object_get_int64(v) : -1;
 }
 
+/* A count for the table: "-" where the supervisor gave none (an older one). */
+static void
+count(char *s, size_t size, long long n)
+{
+	if (n < 0)
+		snprintf(s, size, "-");
+	else
+		snprintf(s, size, "%lld", n);
+}
+
 /* The array member key of o, or NULL. */
 static struct json_object *
 jarr(struct json_object *o, const char *key)
@@ -352,7 +355,8 @@ print_row(struct json_object *js)
 	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
 	struct json_object *a, *e;
 	const char *vs, *state = jstr(js, "state");
-	char unclass[24] = "-";
+	char unclass[24], refused[24], outside[24];
+	long long n = -1;
 	size_t i;
 
 	/* "threads": [{"tid": T, "pid": P, "bound": "vs"|null, ...}, ...] */
@@ -371,14 +375,17 @@ print_row(struct json_object *js)
 			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "queued"));
 	}
-	/* a supervisor older than the count has none: "-", not -1 */
-	if (jnum(js, "unclassified") >= 0)
-		snprintf(unclass, sizeof(unclass), "%lld", jnum(js, "unclassified"));
-	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7s %-28s %-28s %s\n",
+	/* "refused": {"io_uring": N, "compat_accept": N}, "outside": N */
+	if (json_object_object_get_ex(js, "refused", &a))
+		n = jnum(a, "io_uring") + jnum(a, "compat_accept");
+	count(refused, sizeof(refused), n);
+	count(unclass, sizeof(unclass), jnum(js, "unclassified"));
+	count(outside, sizeof(outside), jnum(js, "outside"));
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7s %-28s %-28s %7s %7s %s\n",
 	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
-	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-",
-	    unclass,
-	    bind.p ? bind.p : "-", served.p ? served.p : "-", queued.p ? queued.p : "-");
+	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-", unclass,
+	    bind.p ? bind.p : "-", served.p ? served.p : "-", refused, outside,
+	    queued.p ? queued.p : "-");
 	buf_free(&bind);
 	buf_free(&served);
 	buf_free(&queued);
@@ -422,8 +429,9 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
 		return vsctl_fail(VX_BADVALUE, "services: the path of %s is too long", socket_path);
 	if (!json)
-		printf("%-20s %-10s %7s %8s %-12s %7s %-28s %-28s %s\n", "NAME", "STATE", "PID",
-		    "RESTARTS", "HOME", "UNCLASS", "BINDING(TID:VS)", "SERVED", "QUEUED");
+		printf("%-20s %-10s %7s %8s %-12s %7s %-28s %-28s %7s %7s %s\n", "NAME", "STATE", "PID",
+		    "RESTARTS", "HOME", "UNCLASS", "BINDING(TID:VS)", "SERVED", "REFUSED", "OUTSIDE",
+		    "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };

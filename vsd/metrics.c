@@ -240,27 +240,23 @@ svc_family(struct buf *b, const char *lines, const char *metric, const char *typ
 	}
 }
 
-/* Requests a service's gate could not classify by their params, per service
- * (the "service" lines' unclassified=). */
+/* One series per service, from its "service" line: metric{service=S,extra} key's value. */
 static void
-svc_unclassified(struct buf *b, const char *lines)
+svc_series(struct buf *b, const char *lines, const char *metric, const char *extra, const char *key)
 {
 	const char *p;
 
-	family(b, "vsd_service_unclassified_total", "counter",
-	       "Requests the service's accept gate could not classify by their FastCGI params "
-	       "(malformed, too long, too slow), served in its unclassified VS.");
 	for (p = lines; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
 		char svc[VS_NAME_MAX + 1], v[32], line[512];
 		size_t n = strcspn(p, "\n");
 
 		snprintf(line, sizeof(line), "%.*s", (int)n, p);
 		if (strncmp(line, "service ", 8) != 0 || kv_get(line, "name", svc, sizeof(svc)) < 0 ||
-		    kv_get(line, "unclassified", v, sizeof(v)) < 0)
+		    kv_get(line, key, v, sizeof(v)) < 0)
 			continue;
-		buf_printf(b, "vsd_service_unclassified_total{service=");
+		buf_printf(b, "%s{service=", metric);
 		label(b, svc);
-		buf_printf(b, "} %.15g\n", strtod(v, NULL));
+		buf_printf(b, "%s} %.15g\n", extra, strtod(v, NULL));
 	}
 }
 
@@ -280,7 +276,17 @@ metrics_text(struct vsd *d, struct buf *b)
 	svc_family(b, svc.p, "vsd_service_cpu_seconds_total", "counter",
 		   "CPU time a gated service spent for the VS (its threads' time while bound there).",
 		   "cpu_usec", 1e-6);
-	svc_unclassified(b, svc.p);
+	family(b, "vsd_service_unclassified_total", "counter",
+	       "Requests the service's accept gate could not classify by their FastCGI params "
+	       "(malformed, too long, too slow), served in its unclassified VS.");
+	svc_series(b, svc.p, "vsd_service_unclassified_total", "", "unclassified");
+	family(b, "vsd_service_refused_total", "counter",
+	       "Calls a gated service made that the gate cannot see, refused (vsctl-run(8)).");
+	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"io_uring\"", "refused_io_uring");
+	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"compat_accept\"", "refused_compat");
+	family(b, "vsd_service_outside_accepts_total", "counter",
+	       "Accepts of a gated service's listeners that the gate did not answer.");
+	svc_series(b, svc.p, "vsd_service_outside_accepts_total", "", "outside");
 	buf_free(&svc);
 }
 

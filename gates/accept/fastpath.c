@@ -58,7 +58,8 @@
  *   (TCP Fast Open's precedes it), an accept record its dequeue by the
  *   rest of the accept call: the counts disagree, no CONTINUE;
  * - a client that resets while queued stays in the kernel's queue (accept
- *   returns it), so the counts hold;
+ *   returns it); seen to drop the model once (tests/gate-fast.sh), which
+ *   costs a drain, not a misattribution;
  * - a thread killed between our CONTINUE and its dequeue, or interrupted:
  *   another thread takes the promised connection (threads let through
  *   together may take each other's), or, if none does within FP_EXPECT_NS,
@@ -117,7 +118,9 @@
 #define FP_GUARDS	64		/* listeners the guard can wake */
 #define FP_EVENTS	256		/* accept records read, not yet applied */
 #define FP_PROMISED	256		/* threads let through at once, at most */
-#define FP_LEASE_NS	1000000000ull	/* a lease not renewed lapses after 1 s */
+#define FP_OUTSIDE	64		/* accepts the gate did not answer, read, not yet applied */
+#define FP_GONE		64		/* threads let through that ended before their record was read */
+#define FP_OUTSIDE_LOG_NS 10000000000ull	/* log outside accepts at most this often */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -131,7 +134,6 @@ struct fp_listener {
 	int	 rb_fd;
 	struct ring_buffer *rb;
 	struct vsd_ringctl *ctl;	/* ours, in the mmap of vsd_ringctl */
-	struct vsd_lease *ls;		/* its lease, in our lease map */
 	uint64_t dropped;		/* ctl->dropped when we last looked */
 	struct fp_entry q[VSD_RING_BYTES / sizeof(struct vsd_arrival)];
 	unsigned qh, qn;
@@ -145,15 +147,6 @@ struct fp_listener {
 	uint64_t void_t;		/* when the last drop came */
 	struct service_thread *direct;	/* a thread let into a blocking accept */
 	uint64_t direct_cpu;		/* its CPU time then */
-	struct service_thread *lease;	/* the thread holding the lease (on, or
-					 * revoked and not back yet), or NULL */
-	uint32_t stray_vs;		/* it took a connection of this other VS */
-	uint32_t lease_bound;		/* the VS it sat in when it got the lease */
-	uint64_t leased;		/* its accepts under the lease, not yet counted; */
-	uint64_t lease_direct;		/* ...its first, which we let through; */
-	uint64_t lease_served;		/* ...those of the VS it sits in */
-	pid_t	 last_tid;		/* the thread of the latest accepts... */
-	unsigned tid_run;		/* ...and how many in a row */
 	uint32_t run_vs;		/* the VS of the latest arrivals... */
 	unsigned run_len;		/* ...and how many in a row */
 	int	 guard;			/* its slot in the guard's table, -1: none */
@@ -165,12 +158,24 @@ struct fp_listener {
 	unsigned nev;
 	int	 ev_lost;		/* more than FP_EVENTS in one read */
 	unsigned fd_moved;		/* accepts of threads let through for another listener */
+	struct vsd_arrival out[FP_OUTSIDE];	/* accepts the gate did not answer */
+	unsigned nout, out_lost;
+	/* cookies handed over, oldest first: with the tracepoint records the
+	 * service's accept that returns one makes a record too. As many as
+	 * the ring holds records: an older one's record was read, or lost. */
+	uint64_t handed[VSD_RING_BYTES / sizeof(struct vsd_arrival)];
+	unsigned hh, hn;
 };
 
 #define QCAP	(sizeof(((struct fp_listener *)0)->q) / sizeof(struct fp_entry))
 
 static int q_find(struct fp_listener *f, uint64_t cookie);
+static int handed_take(struct fp_listener *f, uint64_t cookie);
 static void q_remove(struct fp_listener *f, unsigned i);
+
+/* threads let through whose accept record was not read when they ended */
+static pid_t gone[FP_GONE];
+static unsigned gone_i;
 
 static char pindir[PATH_MAX];
 static int gated_fd = -1, rings_fd = -1, opened, warned, accepts, fast_mode;
@@ -193,7 +198,6 @@ static size_t gports_len, ringctl_len;
 struct fp_guard {
 	struct {
 		_Atomic int live;	/* a thread waits in the kernel on it */
-		int ring;		/* its ring: a lease there is ended first */
 		socklen_t len;
 		struct sockaddr_storage ss;
 	} a[FP_GUARDS];
@@ -201,17 +205,8 @@ struct fp_guard {
 
 static struct fp_guard *guard;
 static pid_t guard_pid;
-static struct vsd_lease *leases;	/* our lease map, mapped (VSD_RINGS_MAX) */
-static int leases_fd = -1, leases_outer_fd = -1;
 
 static void direct_end(struct fp_listener *f);
-static void lease_end(struct fp_listener *f);
-static void fp_read(struct gate *g, struct gated_listener *l, uint64_t now);
-static int pr_take(struct fp_listener *f, uint64_t cookie);
-static void lease_record(struct fp_listener *f, struct service_thread *th,
-    const struct vsd_arrival *a);
-static struct fp_entry *q_at(struct fp_listener *f, unsigned i);
-static void promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie);
 
 static void __attribute__((noreturn))
 guard_main(pid_t parent)
@@ -235,9 +230,6 @@ guard_main(pid_t parent)
 
 		if (!atomic_load(&guard->a[i].live))
 			continue;
-		/* a lease holder's next accept must come to the (dead) gate */
-		if (leases && guard->a[i].ring >= 0 && guard->a[i].ring < VSD_RINGS_MAX)
-			__atomic_store_n(&leases[guard->a[i].ring].lease, 0, __ATOMIC_SEQ_CST);
 		fd = socket(guard->a[i].ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			continue;
@@ -275,7 +267,7 @@ guard_start(void)
 }
 
 static int
-guard_slot(struct gated_listener *l, uint32_t ring)
+guard_slot(struct gated_listener *l)
 {
 	int i;
 
@@ -283,7 +275,6 @@ guard_slot(struct gated_listener *l, uint32_t ring)
 		return -1;
 	for (i = 0; i < FP_GUARDS; i++)
 		if (guard->a[i].len == 0) {
-			guard->a[i].ring = (int)ring;
 			if (listener_reach(l, &guard->a[i].ss, &guard->a[i].len) < 0) {
 				guard->a[i].len = 0;
 				return -1;
@@ -327,17 +318,15 @@ fp_init(const char *conns_map, int mode)
 	char tmp[PATH_MAX];
 
 	fast_mode = mode;
-	pindir[0] = '\0';
-	if (conns_map && snprintf(tmp, sizeof(tmp), "%s", conns_map) < (int)sizeof(tmp)) {
-		snprintf(pindir, sizeof(pindir), "%s", dirname(tmp));
-		/* now: the accept records load BPF programs, which --user's
-		 * dropped capabilities would not allow later */
-		maps_open();
-	}
-	/* after the maps: the guard ends leases through its copy of our
-	 * lease map's mapping */
 	if (mode == GATE_FAST_ON && !guard)
 		guard_start();
+	pindir[0] = '\0';
+	if (!conns_map || snprintf(tmp, sizeof(tmp), "%s", conns_map) >= (int)sizeof(tmp))
+		return;
+	snprintf(pindir, sizeof(pindir), "%s", dirname(tmp));
+	/* now: the accept records load BPF programs, which --user's dropped
+	 * capabilities would not allow later */
+	maps_open();
 }
 
 static void *
@@ -354,44 +343,6 @@ page_round(size_t n)
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
 	return (n + pg - 1) / pg * pg;
-}
-
-/*
- * For the accept shim (shim.c): a descriptor of our lease map, which the
- * service maps (only ours: it can spoil no other gate's leases); -1 if
- * there are no leases here.
- */
-int
-fp_shim_fd(void)
-{
-	if (!accepts || fast_mode != GATE_FAST_ON || !leases)
-		return -1;
-	return fcntl(leases_fd, F_DUPFD_CLOEXEC, 3);
-}
-
-/* Our lease map, put in vsd_leases as our listeners register (a vsd
- * without it: no leases, the rest of the fast path as before). */
-static void
-leases_open(void)
-{
-	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
-	char p[PATH_MAX + 32];
-
-	snprintf(p, sizeof(p), "%s/%s", pindir, VSD_MAP_LEASES);
-	if ((leases_outer_fd = bpf_obj_get(p)) < 0) {
-		log_info("fast path: no %s (a vsd older than the gate?): no leases", p);
-		return;
-	}
-	leases_fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "vsd_lease", sizeof(uint32_t),
-	    sizeof(struct vsd_lease), VSD_RINGS_MAX, &o);
-	if (leases_fd < 0 ||
-	    !(leases = map_mmap(leases_fd, page_round(VSD_RINGS_MAX * sizeof(struct vsd_lease))))) {
-		log_warn("fast path: lease map");
-		if (leases_fd >= 0)
-			close(leases_fd);
-		close(leases_outer_fd);
-		leases_fd = leases_outer_fd = -1;
-	}
 }
 
 /* Do we see thread ids as the initial PID namespace does (NSpid has one)? */
@@ -456,11 +407,8 @@ maps_open(void)
 	else if (!records_start(pindir))
 		log_warnx("fast path off: no accept records (see above); every "
 		    "connection is handed over");
-	else {
+	else
 		accepts = 1;
-		if (fast_mode == GATE_FAST_ON)
-			leases_open();
-	}
 	return 0;
 fail_fd:
 	if (fd >= 0)
@@ -536,6 +484,20 @@ ring_claim(const struct vsd_gated_key *mine)
 	return -1;
 }
 
+/* Was tid let through and has it ended since? (once) */
+static int
+gone_take(pid_t tid)
+{
+	unsigned i;
+
+	for (i = 0; i < FP_GONE; i++)
+		if (gone[i] == tid) {
+			gone[i] = 0;
+			return 1;
+		}
+	return 0;
+}
+
 static int
 on_record(void *ctx, void *data, size_t len)
 {
@@ -549,28 +511,39 @@ on_record(void *ctx, void *data, size_t len)
 		struct service_thread *th = thread_find((pid_t)a->tid);
 		int j;
 
-		if (th && th == f->lease) {
-			lease_record(f, th, a);
+		if (!th || !th->fp_id) {
+			/* not let through by us: the connection has left the
+			 * queue all the same. Not an accept outside the
+			 * gate's decision if we handed it over (the
+			 * tracepoint records the accept that returned it) or
+			 * let the thread through before it ended (its record
+			 * read late) */
+			if ((j = q_find(f, a->cookie)) >= 0)
+				q_remove(f, (unsigned)j);
+			else
+				f->early[f->early_i++ % FP_EARLY] = a->cookie;
+			if (th ? !handed_take(f, a->cookie) : !gone_take((pid_t)a->tid)) {
+				if (f->nout < FP_OUTSIDE)
+					f->out[f->nout++] = *a;
+				else
+					f->out_lost++;
+			}
 			return 0;
 		}
-		if (th && th->fp_id != f->id) {
+		if (th->fp_id != f->id) {
 			/* not let through here: the connection has left the
 			 * queue all the same (a hand-over's was drained) */
 			if ((j = q_find(f, a->cookie)) >= 0)
 				q_remove(f, (unsigned)j);
-			else if (th->fp_id)
+			else
 				f->early[f->early_i++ % FP_EARLY] = a->cookie;
-			if (th->fp_id) {
-				/* let through for another listener, it took
-				 * one of ours: its descriptor names this one now */
-				f->fd_moved++;
-				th->last_l = NULL;
-				th->fd_seen = 0;
-			}
+			/* let through for another listener, it took one of
+			 * ours: its descriptor names this one now */
+			f->fd_moved++;
+			th->last_l = NULL;
+			th->fd_seen = 0;
 			return 0;
 		}
-		if (!th)
-			return 0;	/* not one of the service's threads */
 		if (f->nev == FP_EVENTS)
 			f->ev_lost = 1;
 		else
@@ -635,13 +608,6 @@ fp_attach(struct gate *g, struct gated_listener *l)
 		goto fail_unlock;
 	f->ctl = &ringctl[f->ring];
 	__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
-	if (leases) {
-		f->ls = &leases[f->ring];
-		memset(f->ls, 0, sizeof(*f->ls));
-		f->ls->ino = (uint64_t)l->ino;
-		if (bpf_map_update_elem(leases_outer_fd, &f->ring, &leases_fd, BPF_ANY) < 0)
-			f->ls = NULL;	/* no leases for this one */
-	}
 	f->dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
 	v = (struct vsd_gated_val){ .ring = f->ring, .owner = (uint32_t)getpid() };
 	if (bpf_map_update_elem(gated_fd, &f->key, &v, BPF_NOEXIST) < 0)
@@ -649,7 +615,7 @@ fp_attach(struct gate *g, struct gated_listener *l)
 	__atomic_fetch_add(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
 	own_rings |= 1ull << f->ring;
 	close(lk);
-	f->guard = guard_slot(l, f->ring);
+	f->guard = guard_slot(l);
 	l->fp = f;
 	log_debug("fast path: port %u, ring %u", f->key.port, f->ring);
 	return 0;
@@ -683,12 +649,6 @@ fp_detach(struct gated_listener *l)
 		close(lk);
 	if (f->direct)
 		f->direct->direct_l = NULL;
-	if (f->lease)
-		f->lease->lease_l = NULL;
-	if (f->ls) {
-		__atomic_store_n(&f->ls->lease, 0, __ATOMIC_SEQ_CST);
-		bpf_map_delete_elem(leases_outer_fd, &f->ring);
-	}
 	if (f->guard >= 0) {
 		atomic_store(&guard->a[f->guard].live, 0);
 		guard->a[f->guard].len = 0;
@@ -702,9 +662,8 @@ fp_detach(struct gated_listener *l)
 void
 fp_thread_gone(struct service_thread *th)
 {
-	if (th->lease_l && th->lease_l->fp && th->lease_l->fp->lease == th)
-		lease_end(th->lease_l->fp);
-	th->lease_l = NULL;
+	if (th->fp_id)		/* its record may be read after this */
+		gone[gone_i++ % FP_GONE] = th->tid;
 	if (th->direct_l && th->direct_l->fp && th->direct_l->fp->direct == th)
 		direct_end(th->direct_l->fp);
 	th->direct_l = NULL;
@@ -758,167 +717,8 @@ direct_end(struct fp_listener *f)
 	if (f->direct)
 		f->direct->direct_l = NULL;
 	f->direct = NULL;
-	if (f->lease)
-		return;	/* its holder: the guard and the ring's wake-ups stay */
 	guard_live(f, 0);
 	__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
-}
-
-/*
- * Leases (the accept shim, shim.c). A thread that accepts alone on a
- * listener (the latest FP_RUN accepts were its) and is let wait in the
- * kernel as the direct waiter gets a lease with that CONTINUE: the shim in
- * the service then makes its next accepts on that listener itself, with
- * the filter's key, without asking us, while the listener's lease in our
- * lease map says so (struct vsd_lease, gates/socket/socket.h; the service
- * maps that map, which holds our listeners' leases only). The socket gate
- * clears lease_on for an arrival of another VS before the listener is
- * woken; we clear it
- * when another thread accepts on the listener. The holder's next accept
- * then comes to us, and the lease ends. Until it does, the lease is
- * revoked but still held: a holder that read it before the clear, or
- * waits in the kernel, takes the next connection the kernel gives it, one,
- * of whichever VS. Its accept record shows that, and wakes us if the VS is
- * another: we move the thread there, counted (lease_moved), as a direct
- * waiter's move. Its records under the lease are applied as they are read
- * (lease_record); the ring wakes us when half full, and the tick reads it
- * and renews the lease, which lapses FP_LEASE_NS after the last renewal
- * (a gate stopped, or killed with its guard).
- */
-static void
-lease_grant(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t now)
-{
-	struct fp_listener *f = l->fp;
-	struct vsd_lease w = { .lease_on = 1, .lease_tid = (uint32_t)th->tid };
-
-	f->lease = th;
-	th->lease_l = l;
-	f->stray_vs = 0;
-	f->lease_bound = th->bound;
-	/* the VS of the latest arrivals, whose connections need no move
-	 * (direct_fits); an arrival of any other revokes the lease */
-	f->ls->lease_vs = f->run_vs;
-	f->ls->until = now + FP_LEASE_NS;
-	__atomic_store_n(&f->ls->lease, w.lease, __ATOMIC_SEQ_CST);
-	g->fp_leases++;
-}
-
-static void
-lease_end(struct fp_listener *f)
-{
-	if (!f->lease)
-		return;
-	__atomic_store_n(&f->ls->lease, 0, __ATOMIC_SEQ_CST);
-	f->lease->lease_l = NULL;
-	f->lease = NULL;
-	f->stray_vs = 0;
-	if (!f->direct) {
-		guard_live(f, 0);
-		__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
-	}
-}
-
-/* Another thread accepts on the listener: the holder's next accept comes to us. */
-static void
-lease_revoke(struct fp_listener *f)
-{
-	__atomic_store_n(&f->ls->lease_on, 0, __ATOMIC_SEQ_CST);
-}
-
-/* The holder's accept record, read from the ring (on_record): it took the
- * connection a->cookie, out of the model's queue now. */
-static void
-lease_record(struct fp_listener *f, struct service_thread *th, const struct vsd_arrival *a)
-{
-	int j;
-
-	if (pr_take(f, a->cookie))	/* promised to it as the direct waiter */
-		;
-	else if ((j = q_find(f, a->cookie)) >= 0)
-		q_remove(f, (unsigned)j);
-	else	/* its arrival is yet to be read */
-		f->early[f->early_i++ % FP_EARLY] = a->cookie;
-	th->fd_seen = f->id;
-	if (th == f->direct) {	/* its first, let through by us (CONTINUE) */
-		direct_end(f);
-		f->lease_direct++;
-	} else if (!th->fp_id)	/* not let through by us: the shim's own */
-		f->leased++;
-	else {			/* direct_took_head() counted and bound it */
-		th->fp_id = 0;
-		return;
-	}
-	th->fp_id = 0;		/* nothing promised to it is outstanding */
-	if (a->vs_id == f->ls->lease_vs)
-		f->lease_served++;
-	else if (!f->stray_vs)	/* at most one: the revocation came first */
-		f->stray_vs = a->vs_id ? a->vs_id : UINT32_MAX;
-}
-
-/*
- * The lease was revoked by an arrival of another VS, now the model's head,
- * and the shim says the holder waits in the kernel's accept: it takes that
- * connection. Make it the direct waiter, so that direct_took_head() moves
- * it now, before it runs, as any thread we let wait there.
- */
-static void
-lease_waiter(struct gate *g, struct gated_listener *l)
-{
-	struct fp_listener *f = l->fp;
-	struct service_thread *th = f->lease;
-
-	if (__atomic_load_n(&f->ls->lease_on, __ATOMIC_SEQ_CST) ||
-	    !__atomic_load_n(&f->ls->waiting, __ATOMIC_SEQ_CST) ||
-	    q_at(f, 0)->vs == f->ls->lease_vs)
-		return;
-	f->direct = th;
-	th->direct_l = l;
-	f->direct_cpu = charge_thread_cpu(th);
-	promise(f, th, 0);
-}
-
-/* Apply what the holder's records said: a connection of another VS moves it. */
-static void
-lease_check(struct gate *g, struct gated_listener *l, uint64_t now)
-{
-	struct fp_listener *f = l->fp;
-	struct service_thread *th = f->lease;
-	struct gate_vs *v;
-	uint32_t vs, was;
-
-	g->fp_leased += f->leased;
-	g->fp_direct += f->lease_direct;
-	if (f->lease_served && (v = vs_table_find(&g->tab, f->lease_bound))) {
-		v->served += f->lease_served;	/* the VS the holder sits in */
-		gate_vs_active(g, v, now);
-	}
-	if (f->leased || f->lease_direct)
-		l->last_use = now;
-	f->leased = f->lease_direct = f->lease_served = 0;
-	if (!th || !f->stray_vs)
-		return;
-	vs = f->stray_vs == UINT32_MAX ? g->home : f->stray_vs;
-	was = th->bound;
-	lease_end(f);
-	gate_vs_by_id(g, vs);
-	gate_vs_active(g, vs_table_find(&g->tab, vs), now);
-	if ((v = gate_rebind_vs(g, th, vs)))
-		v->served++;
-	if (th->bound != was)
-		g->fp_lease_moved++;
-}
-
-/* The tick: read the holder's records, renew the lease while it is on. */
-void
-fp_tick(struct gate *g, struct gated_listener *l, uint64_t now)
-{
-	struct fp_listener *f = l->fp;
-
-	if (!f || !f->lease)
-		return;
-	fp_read(g, l, now);
-	if (f->lease && __atomic_load_n(&f->ls->lease_on, __ATOMIC_SEQ_CST))
-		__atomic_store_n(&f->ls->until, now + FP_LEASE_NS, __ATOMIC_SEQ_CST);
 }
 
 /*
@@ -978,8 +778,6 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 			g->fp_direct_cpu_max = d;
 	}
 	g->fp_direct++;
-	if (th->bound != was && f->lease == th)
-		lease_end(f);	/* it sits in another VS now */
 	th->fp_cookie = e->cookie;	/* its accept record tells if it was */
 	th->fp_vs = th->bound;
 	if (f->expect == 0 || f->expect_vs != e->vs)
@@ -1109,6 +907,69 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 	}
 }
 
+/* Is tid's process the service's: a descendant of ours? We are the
+ * service's subreaper, so none of its processes leaves our tree; a
+ * process that got a listener from it (SCM_RIGHTS) is not in it. */
+static int
+in_service(pid_t tid)
+{
+	pid_t p = tid, self = getpid();
+	int depth;
+
+	for (depth = 0; depth < 64 && p > 1; depth++)
+		if ((p = proc_parent(p)) == self)
+			return 1;
+	return 0;
+}
+
+/*
+ * Accepts on l the gate did not answer (on_record): the service's own
+ * thread took a connection without our CONTINUE (a race, or a way past the
+ * filter), or a process outside the service did, on a listener it was
+ * given. Count each; move a service thread to the connection's VS, so the
+ * rest of its request runs there; log at most every FP_OUTSIDE_LOG_NS.
+ */
+static void
+outside_apply(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	static uint64_t logged_at, unlogged;
+	struct fp_listener *f = l->fp;
+	unsigned i;
+
+	g->outside += f->out_lost;
+	unlogged += f->out_lost;
+	f->out_lost = 0;
+	for (i = 0; i < f->nout; i++) {
+		const struct vsd_arrival *a = &f->out[i];
+		uint32_t vs = a->vs_id ? a->vs_id : g->home;
+		struct service_thread *th = NULL;
+		struct gate_vs *v = NULL, *named;
+		int is_new, mine = in_service((pid_t)a->tid);
+
+		g->outside++;
+		if (mine && (th = thread_get((pid_t)a->tid, &is_new)) && !th->waiter) {
+			gate_vs_by_id(g, vs);
+			if ((v = gate_rebind_vs(g, th, vs))) {
+				v->served++;
+				gate_vs_active(g, v, now);
+			}
+		}
+		if (logged_at && now - logged_at < FP_OUTSIDE_LOG_NS) {
+			unlogged++;
+			continue;
+		}
+		named = vs_table_find(&g->tab, vs);
+		log_warnx("port %u: thread %u %s accepted a connection of VS %s without the "
+		    "gate; counted (status \"outside\")%s (%llu more not logged)",
+		    f->key.port, a->tid, mine ? "of the service" : "outside the service",
+		    named ? named->name : "?",
+		    v ? ", re-bound there" : ", not moved", (unsigned long long)unlogged);
+		logged_at = now;
+		unlogged = 0;
+	}
+	f->nout = 0;
+}
+
 /* Read what the ring has, account for the direct waiter and for the
  * threads let through (their accept records). */
 static void
@@ -1120,18 +981,27 @@ fp_read(struct gate *g, struct gated_listener *l, uint64_t now)
 	ring_buffer__consume(f->rb);
 	g->fp_fd_moved += f->fd_moved;
 	f->fd_moved = 0;
+	if (f->nout || f->out_lost)
+		outside_apply(g, l, now);
 	dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
 	if (dropped != f->dropped) {
 		f->dropped = dropped;
 		fp_lose(g, f);
 	}
-	if (f->lease && !f->direct && f->qn > 0)
-		lease_waiter(g, l);
 	if (f->direct && f->qn > 0)
 		direct_took_head(g, l, now);
 	fp_events(g, l, now);
-	if (f->lease || f->leased || f->lease_direct || f->lease_served)
-		lease_check(g, l, now);
+}
+
+/*
+ * Accepts nobody asked us about (outside the gate) are in the ring only:
+ * read it on the tick too, while no thread of the service accepts.
+ */
+void
+fp_tick(struct gate *g, struct gated_listener *l, uint64_t now)
+{
+	if (l->fp)
+		fp_read(g, l, now);
 }
 
 /*
@@ -1242,7 +1112,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	struct gate_vs *v;
 	int qlen, on = g->fast == GATE_FAST_ON, fl;
 
-	if (!accepts || !f->fed || g->want_attrs || l->queued || l->held || f->direct || f->lease)
+	if (!accepts || !f->fed || g->want_attrs || l->queued || l->held || f->direct)
 		return 0;
 	/* wake us for the next arrival before we look at the queue for the
 	 * last time, in case this thread is to wait in the kernel: an
@@ -1259,13 +1129,9 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 		guard_live(f, 1);
 		charge_settle(g, th);
 		f->direct_cpu = th->cpu_mark;
-		/* before it runs: its next accept may find the lease */
-		if (g->preload && f->ls && f->tid_run >= FP_RUN && f->last_tid == th->tid)
-			lease_grant(g, l, th, now);
-		if (gate_continue(g, id) < 0) {
-			lease_end(f);
+		if (gate_continue(g, id) < 0)
 			direct_end(f);	/* interrupted meanwhile */
-		} else
+		else
 			promise(f, th, 0);
 		return 1;
 	}
@@ -1332,17 +1198,9 @@ fp_settle(struct gate *g, struct gated_listener *l, struct service_thread *th, u
 void
 fp_thread_settle(struct gate *g, struct service_thread *th)
 {
-	struct gated_listener *d = th->direct_l, *ll = th->lease_l;
+	struct gated_listener *d = th->direct_l;
 	uint64_t now = now_ns();
 
-	/* a lease holder back here: it was revoked, or lapsed, or the shim is
-	 * not in this process, or the call is on another listener */
-	if (ll && ll->fp && ll->fp->lease == th) {
-		fp_read(g, ll, now);
-		if (ll->fp->lease == th)
-			lease_end(ll->fp);
-	}
-	th->lease_l = NULL;
 	if (d && d->fp && d->fp->direct == th) {
 		fp_sync(g, d, now);
 		if (d->fp->direct == th)
@@ -1355,16 +1213,6 @@ fp_thread_settle(struct gate *g, struct service_thread *th)
 int
 fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *th, uint64_t id)
 {
-	struct fp_listener *f = l->fp;
-
-	if (f->last_tid == th->tid)
-		f->tid_run++;
-	else {
-		f->last_tid = th->tid;
-		f->tid_run = 1;
-	}
-	if (f->lease && f->lease != th)
-		lease_revoke(f);	/* it accepts alone no more */
 	return !l->wait_head && fp_let_through(g, l, th, id, now_ns());
 }
 
@@ -1382,14 +1230,14 @@ fp_ready(struct gate *g, struct gated_listener *l, int serve)
 		gate_waiter_done(g, l->wait_head);
 	if (!l->wait_head)
 		return 1;
-	if (f->direct || f->lease)
+	if (f->direct)
 		wake_set(l, 0);	/* threads wait in the gate now */
 	/* threads wait; the drain may run only if nobody else can dequeue */
 	return f->expect || f->direct || voided(f);
 }
 
 int
-fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
+fp_drained(struct gated_listener *l, int fd, uint32_t *vs, uint64_t *cookie_out)
 {
 	struct fp_listener *f = l->fp;
 	uint64_t cookie = 0;
@@ -1398,6 +1246,7 @@ fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
 
 	if (getsockopt(fd, SOL_SOCKET, SO_COOKIE, &cookie, &sl) < 0)
 		return 0;
+	*cookie_out = cookie;
 	ring_buffer__consume(f->rb);
 	for (i = 0; i < f->qn; i++) {
 		struct fp_entry *e = q_at(f, i);
@@ -1414,6 +1263,43 @@ fp_drained(struct gated_listener *l, int fd, uint32_t *vs)
 	}
 	f->early[f->early_i++ % FP_EARLY] = cookie;
 	return 0;
+}
+
+#define HCAP	ARRAY_SIZE(((struct fp_listener *)0)->handed)
+
+void
+fp_handed(struct gated_listener *l, struct queued_conn *c)
+{
+	struct fp_listener *f = l->fp;
+	socklen_t sl = sizeof(c->cookie);
+
+	/* a held connection (hold.c) was drained without fp_drained() */
+	if (!c->cookie && getsockopt(c->fd, SOL_SOCKET, SO_COOKIE, &c->cookie, &sl) < 0)
+		return;
+	if (f->hn == HCAP) {	/* the oldest: its record was read, or lost */
+		f->hh = (f->hh + 1) % HCAP;
+		f->hn--;
+	}
+	f->handed[(f->hh + f->hn++) % HCAP] = c->cookie;
+}
+
+/* Was cookie handed over? (once) Records come mostly in hand-over order. */
+static int
+handed_take(struct fp_listener *f, uint64_t cookie)
+{
+	unsigned i;
+
+	for (i = 0; i < f->hn; i++)
+		if (f->handed[(f->hh + i) % HCAP] == cookie)
+			break;
+	if (i == f->hn)
+		return 0;
+	f->handed[(f->hh + i) % HCAP] = 0;
+	while (f->hn && !f->handed[f->hh]) {	/* taken ones at the front */
+		f->hh = (f->hh + 1) % HCAP;
+		f->hn--;
+	}
+	return 1;
 }
 
 void
@@ -1433,7 +1319,7 @@ fp_drain_done(struct gate *g, struct gated_listener *l)
 int
 fp_pollfd(const struct gated_listener *l)
 {
-	return l->fp && (l->fp->direct || l->fp->lease) ? l->fp->rb_fd : -1;
+	return l->fp && l->fp->direct ? l->fp->rb_fd : -1;
 }
 
 int

@@ -103,8 +103,8 @@ gate_notify(struct gate *g)
 			return 0;	/* the caller went away before we read it */
 		return -errno;
 	}
-	if (req->data.arch != native_arch) {
-		let_through(g, req->id);
+	if (refuse_wanted(req, native_arch)) {
+		refuse_call(g, req, native_arch);
 		return 0;
 	}
 	switch (req->data.nr) {
@@ -151,7 +151,7 @@ handle_accept(struct gate *g, int is_accept4)
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
-	if (th->fp_id || th->direct_l || th->lease_l)	/* before listener_get: it may confirm th's listener */
+	if (th->fp_id || th->direct_l)	/* before listener_get: it may confirm th's listener */
 		fp_thread_settle(g, th);
 	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
 	PROF_MARK(PROF_LISTENER);
@@ -499,7 +499,7 @@ drain(struct gate *g, struct gated_listener *l)
 			continue;
 		}
 		PROF_RESTART();
-		v = l->fp && fp_drained(l, fd, &id) ? gate_vs_by_id(g, id) :
+		v = l->fp && fp_drained(l, fd, &id, &c->cookie) ? gate_vs_by_id(g, id) :
 		    gate_requester(g, l, c);
 		PROF_MARK(PROF_CLASSIFY);
 		gate_enqueue(g, l, c, v, now);
@@ -699,6 +699,8 @@ handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
 		if (v)
 			v->served++;
 		g->handed++;
+		if (l->fp)
+			fp_handed(l, c);
 		l->last_use = now_ns();
 		close(c->fd);
 		PROF_MARK(PROF_CLOSE);

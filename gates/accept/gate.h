@@ -122,6 +122,7 @@ struct queued_conn {
 	uint64_t deadline;	/* CLOCK_MONOTONIC ns: then it is served from home */
 	socklen_t peerlen;
 	struct sockaddr_storage peer;
+	uint64_t cookie;	/* SO_COOKIE, once the fast path has read it */
 };
 
 struct vs_queue {			/* one VS's FIFO on one listener */
@@ -206,7 +207,6 @@ struct service_thread {
 	int	 sched_fd;
 	struct gated_listener *direct_l;	/* fastpath.c: it waits in that listener's
 						 * accept in the kernel */
-	struct gated_listener *lease_l;	/* fastpath.c: it holds that listener's lease */
 	/* fastpath.c: let through on the fast path listener fp_id (0: none)
 	 * for the connection fp_cookie (0: whichever comes, as the direct
 	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
@@ -323,11 +323,11 @@ struct gate {
 	 * took a connection of a VS other than the one they were bound to */
 	uint64_t fp_continued, fp_direct, fp_direct_cpu_ns, fp_direct_cpu_max;
 	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered, fp_fd_moved;
-	/* leases granted, accepts made under them (by the shim, without us),
-	 * holders moved after taking a connection of another VS */
-	uint64_t fp_leases, fp_leased, fp_lease_moved;
+	/* fastpath.c: accepts the records show that the gate did not answer */
+	uint64_t outside;
+	/* refuse.c: io_uring calls, and accepts of another ABI, refused */
+	uint64_t refused_ring, refused_compat;
 	int	 fast;			/* enum gate_fast */
-	int	 preload;		/* --preload on: the shim may hold leases */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */
 	struct rules *rules;
@@ -409,8 +409,11 @@ int fp_accept(struct gate *g, struct gated_listener *l, struct service_thread *t
  * by CONTINUE (0: the caller has just tried); 1 if the kernel's queue must
  * not be drained now. */
 int fp_ready(struct gate *g, struct gated_listener *l, int serve);
-/* A connection the drain accepted: 1 and its VS if its record names one. */
-int fp_drained(struct gated_listener *l, int fd, uint32_t *vs);
+/* A connection the drain accepted: 1 and its VS if its record names one;
+ * its cookie in *cookie (0 if unread). */
+int fp_drained(struct gated_listener *l, int fd, uint32_t *vs, uint64_t *cookie);
+/* c of l was handed over: its accept record, if one comes, is not an outside accept. */
+void fp_handed(struct gated_listener *l, struct queued_conn *c);
 void fp_drain_done(struct gate *g, struct gated_listener *l);
 /* The ring's fd while a thread waits in the kernel (poll it), else -1. */
 int fp_pollfd(const struct gated_listener *l);
@@ -419,10 +422,18 @@ int fp_busy(const struct gated_listener *l);
 /* l's id on the fast path (never 0), 0 if it is not on it. */
 uint32_t fp_listener_id(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
-/* The tick: a lease's records read, the lease renewed. */
+/* The tick, and a status request: read l's ring (accepts outside the gate). */
 void fp_tick(struct gate *g, struct gated_listener *l, uint64_t now);
-/* A read-only descriptor of the rings' control words for the shim, or -1. */
-int fp_shim_fd(void);
+
+/* --- refuse.c: io_uring and the other ABIs' accepts (vsctl-run(8)) --- */
+struct seccomp_notif;
+/* Add the refused calls to the service's filter, a scmp_filter_ctx with
+ * its attributes set. */
+int refuse_filter_add(void *ctx);
+/* Is req a call the filter sends only to be refused? native_arch: AUDIT_ARCH_*. */
+int refuse_wanted(const struct seccomp_notif *req, uint32_t native_arch);
+/* Refuse it (ENOSYS for io_uring, EPERM for an accept), count, log once. */
+void refuse_call(struct gate *g, const struct seccomp_notif *req, uint32_t native_arch);
 
 /* --- records.c --- */
 /* Attach the fast path's accept records on the pins in pindir: "fexit" or

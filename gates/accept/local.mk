@@ -29,6 +29,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/charge.c \
 	gates/accept/fastpath.c \
 	gates/accept/records.c \
+	gates/accept/refuse.c \
 	gates/accept/pmqos.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
@@ -55,15 +56,6 @@ gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.
 	gates/accept/service.c
 gates_accept_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS)
 gates_accept_vsd_gate_LDADD = $(GATEACCEPT_LIBS)
-
-# The accept shim (shim.c), a shared object vsd-gate puts in the service's
-# LD_PRELOAD; installed next to vsd-gate, where vsd-gate looks for it. Built
-# without the sanitizers: it is loaded into services that are not.
-pkglibexec_PROGRAMS += gates/accept/vsd-gate-shim.so
-gates_accept_vsd_gate_shim_so_SOURCES = gates/accept/shim.c
-gates_accept_vsd_gate_shim_so_CFLAGS = $(WARN_CFLAGS) -fPIC -fvisibility=default
-gates_accept_vsd_gate_shim_so_LDFLAGS = -shared -Wl,-z,defs -Wl,-z,now
-gates_accept_vsd_gate_shim_so_LDADD = -ldl
 
 # The libFuzzer harness of the FastCGI param parser and the classifier by
 # content (fuzz-fcgi.c), built as rules/fuzz-rules is; tests/fcgi-fuzz.sh

@@ -5,12 +5,9 @@
  *   fork -> child: join the home VS's cgroups, become --user (its groups,
  *           no capabilities, no_new_privs), load the filter (accept,
  *           accept4 -> SCMP_ACT_NOTIFY; on hybrid hosts also socket(AF_INET*)
- *           for the lazy cgroup2 move), send the listener fd to the parent
+ *           for the lazy cgroup2 move; io_uring and the other ABIs' accepts
+ *           to be refused, refuse.c), send the listener fd to the parent
  *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
- *           With --preload on (the default), the accept shim (shim.c) is
- *           put before LD_PRELOAD, and the filter lets through an accept4
- *           whose flags carry the shim's key in their upper 32 bits (which
- *           the kernel ignores: the argument is an int).
  *
  * The supervisor is the service's child subreaper, so a prefork master's
  * workers that outlive it become our children: service_signal_all() reaches
@@ -27,7 +24,6 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
-#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -56,45 +52,32 @@ join_home(const struct gate_vs *home)
 	}
 }
 
-/* The accept shim, for this start: its path, its descriptor and key. */
-struct preload {
-	char	 path[PATH_MAX];
-	int	 fd;		/* our lease map (fp_shim_fd), -1: no shim */
-	uint32_t key;		/* never 0, below 2^31 */
-};
-
 static int
-load_filter(int want_socket, const struct preload *pl)
+load_filter(int want_socket)
 {
 	scmp_filter_ctx ctx;
 	int r, fd;
 
 	if (!(ctx = seccomp_init(SCMP_ACT_ALLOW)))
 		return -ENOMEM;
-	/* a 32-bit binary is not gated rather than killed */
-	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_ALLOW);
+	/* an ABI the filter does not name (refuse.c names every other ABI
+	 * of x86-64 and arm64) could accept unseen */
+	seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS);
 	/* keep setuid helpers of the service working: as root, no NO_NEW_PRIVS */
 	if (geteuid() == 0)
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
 	/* listen(): to register a TCP listener before it queues a connection */
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept), 0)) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0)) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0)
-		goto out;
-	/* accept4: all of them, or, for the shim, all but those whose flags'
-	 * upper half is its key (flags < key << 32 or >= (key + 1) << 32) */
-	if (pl->fd < 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0);
-	else if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 1,
-	    SCMP_A3(SCMP_CMP_LT, (scmp_datum_t)pl->key << 32))) == 0)
-		r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 1,
-		    SCMP_A3(SCMP_CMP_GE, ((scmp_datum_t)pl->key + 1) << 32));
-	if (r < 0)
 		goto out;
 	if (want_socket &&
 	    ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
 		SCMP_A0(SCMP_CMP_EQ, AF_INET))) < 0 ||
 	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
 		SCMP_A0(SCMP_CMP_EQ, AF_INET6))) < 0))
+		goto out;
+	if ((r = refuse_filter_add(ctx)) < 0)	/* io_uring, 32-bit and x32 accepts */
 		goto out;
 	if ((r = seccomp_load(ctx)) < 0)	/* SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0 */
 		goto out;
@@ -141,28 +124,9 @@ recv_fd(int sock)
 	return fd;
 }
 
-/* In the child: the shim first in LD_PRELOAD, its descriptor kept open
- * across exec, the descriptor and key in VSD_GATE_PRELOAD. */
-static void
-preload_env(const struct preload *pl)
-{
-	char v[PATH_MAX + 4096], k[64];
-	const char *old = getenv("LD_PRELOAD");
-
-	if (pl->fd < 0)
-		return;
-	if (snprintf(v, sizeof(v), "%s%s%s", pl->path, old && *old ? " " : "",
-	    old ? old : "") >= (int)sizeof(v) ||
-	    fcntl(pl->fd, F_SETFD, 0) < 0)
-		return;
-	snprintf(k, sizeof(k), "%d %u", pl->fd, pl->key);
-	setenv("LD_PRELOAD", v, 1);
-	setenv("VSD_GATE_PRELOAD", k, 1);
-}
-
 static void __attribute__((noreturn))
 child(const struct opts *o, const struct gate_vs *home, int sock, const sigset_t *oldmask,
-    int want_socket, int out, const struct preload *pl)
+    int want_socket, int out)
 {
 	char err[256];
 	int nfd;
@@ -174,7 +138,7 @@ child(const struct opts *o, const struct gate_vs *home, int sock, const sigset_t
 	}
 	/* after the uid change, which clears it */
 	prctl(PR_SET_PDEATHSIG, SIGTERM);	/* better than ENOSYS from every accept */
-	if ((nfd = load_filter(want_socket, pl)) < 0) {
+	if ((nfd = load_filter(want_socket)) < 0) {
 		fprintf(stderr, "vsd-gate: seccomp filter: %s\n", strerror(-nfd));
 		_exit(126);
 	}
@@ -189,44 +153,10 @@ child(const struct opts *o, const struct gate_vs *home, int sock, const sigset_t
 			_exit(126);
 	}
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
-	preload_env(pl);
 	execvp(o->argv[0], o->argv);
 	fprintf(stderr, "vsd-gate: %s: %s\n", o->argv[0],
 	    errno == ENOENT ? "command not found" : strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
-}
-
-/*
- * The shim sits next to vsd-gate (both in $(pkglibexecdir), or both in the
- * build tree); 0 and pl filled, or -1: no shim for this start.
- */
-static int
-preload_prepare(const struct opts *o, struct preload *pl)
-{
-	char exe[PATH_MAX];
-	ssize_t n;
-	char *slash;
-
-	pl->fd = -1;
-	if (o->nopreload || o->fast != GATE_FAST_ON)
-		return -1;
-	if ((n = readlink("/proc/self/exe", exe, sizeof(exe) - 1)) <= 0)
-		return -1;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return -1;
-	*slash = '\0';
-	if (snprintf(pl->path, sizeof(pl->path), "%s/vsd-gate-shim.so", exe) >=
-	    (int)sizeof(pl->path) || strpbrk(pl->path, " :\t\n") || access(pl->path, R_OK) < 0) {
-		log_warnx("no accept shim (%s): every accept asks the gate", pl->path);
-		return -1;
-	}
-	if (getrandom(&pl->key, sizeof(pl->key), 0) != sizeof(pl->key))
-		return -1;
-	pl->key &= 0x7fffffffu;
-	if (!pl->key)
-		pl->key = 1;
-	return (pl->fd = fp_shim_fd()) < 0 ? -1 : 0;
 }
 
 void
@@ -235,7 +165,6 @@ service_start(const struct opts *o, const struct gate_vs *home, const sigset_t *
 {
 	int sp[2], op[2] = { -1, -1 };
 	struct rlimit rl;
-	struct preload pl;
 
 	st->notify_fd = st->out_fd = -1;
 	st->status = 0;
@@ -243,7 +172,6 @@ service_start(const struct opts *o, const struct gate_vs *home, const sigset_t *
 		fatal("socketpair");
 	if (pipe_output && pipe2(op, O_CLOEXEC) < 0)
 		fatal("pipe");
-	preload_prepare(o, &pl);
 	if ((st->pid = fork()) < 0)
 		fatal("fork");
 	if (st->pid == 0) {
@@ -254,10 +182,8 @@ service_start(const struct opts *o, const struct gate_vs *home, const sigset_t *
 		/* the soft limit we raised for our queues is not the service's */
 		if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
 			setrlimit(RLIMIT_NOFILE, &rl);
-		child(o, home, sp[1], oldmask, want_socket, op[1], &pl);
+		child(o, home, sp[1], oldmask, want_socket, op[1]);
 	}
-	if (pl.fd >= 0)
-		close(pl.fd);
 	close(sp[1]);
 	if (op[1] >= 0) {
 		close(op[1]);

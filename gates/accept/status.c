@@ -76,9 +76,9 @@ fast_listeners(struct gate *g, size_t *in_kernel)
 	return n;
 }
 
-/* A lease holder's accepts, which the gate has not read yet: counted now. */
+/* Each listener's ring read: accepts outside the gate counted now. */
 static void
-status_leases(struct gate *g)
+status_rings(struct gate *g)
 {
 	struct gated_listener *l;
 
@@ -91,12 +91,14 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 {
 	size_t i;
 
-	status_leases(g);
+	status_rings(g);
 	charge_settle_all(g);
 	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
-	    "unclassified=%llu\n", si->name,
+	    "unclassified=%llu refused_io_uring=%llu refused_compat=%llu outside=%llu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
-	    (unsigned long long)g->handed, g->nwaiters, (unsigned long long)g->unclassified);
+	    (unsigned long long)g->handed, g->nwaiters, (unsigned long long)g->unclassified,
+	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
+	    (unsigned long long)g->outside);
 	for (i = 0; i < g->tab.n; i++) {
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
@@ -137,7 +139,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	size_t i;
 	int n = 0;
 
-	status_leases(g);
+	status_rings(g);
 	charge_settle_all(g);
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, si->name);
@@ -188,6 +190,9 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
 	    g->sync_wakeup ? "true" : "false", g->pmqos ? "true" : "false",
 	    g->pmqos_held ? "true" : "false", (unsigned long long)g->pmqos_holds);
+	buf_printf(b, ", \"refused\": {\"io_uring\": %llu, \"compat_accept\": %llu}, \"outside\": %llu",
+	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
+	    (unsigned long long)g->outside);
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
 	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
 	    "\"timed_out\": %llu, \"too_long\": %llu, \"cut\": %llu, \"unclassified\": %llu, "
@@ -206,16 +211,13 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    "\"continued\": %llu, "
 	    "\"direct\": %llu, \"direct_moved\": %llu, "
 	    "\"direct_cpu_usec\": %llu, \"direct_cpu_max_usec\": %llu, \"resync\": %llu, "
-	    "\"stale\": %llu, \"misordered\": %llu, \"fd_moved\": %llu, \"records\": \"%s\", "
-	    "\"preload\": %s, \"leases\": %llu, \"leased\": %llu, \"lease_moved\": %llu}",
+	    "\"stale\": %llu, \"misordered\": %llu, \"fd_moved\": %llu, \"records\": \"%s\"}",
 	    gate_fast_name(g->fast), nfl, nik, (unsigned long long)g->fp_continued,
 	    (unsigned long long)g->fp_direct, (unsigned long long)g->fp_direct_moved,
 	    (unsigned long long)(g->fp_direct_cpu_ns / 1000),
 	    (unsigned long long)(g->fp_direct_cpu_max / 1000), (unsigned long long)g->fp_resync,
 	    (unsigned long long)g->fp_stale, (unsigned long long)g->fp_misordered,
-	    (unsigned long long)g->fp_fd_moved, records_hook(), g->preload ? "true" : "false",
-	    (unsigned long long)g->fp_leases, (unsigned long long)g->fp_leased,
-	    (unsigned long long)g->fp_lease_moved);
+	    (unsigned long long)g->fp_fd_moved, records_hook());
 	bind_stats(&nb, &nfail, &p50, &p99, &max);
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"failed\": %llu, \"p50_us\": %u, "
 	    "\"p99_us\": %u, \"max_us\": %u}",

@@ -27,7 +27,6 @@ struct opts {
 	int nowarm;	/* --warm off (on by default: see rcu-warm.c) */
 	int pmqos;	/* --pm-qos on (off by default: see pmqos.c) */
 	int fast;	/* --fast: enum gate_fast (on by default: see fastpath.c) */
-	int nopreload;	/* --preload off (on by default: see shim.c) */
 	int restart;	/* --restart: vsd's declared service, restarted with back-off */
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */

@@ -75,7 +75,6 @@ usage(void)
 	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup auto|on|off]\n"
 	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
-	    "                [--preload on|off]\n"
 	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
@@ -142,7 +141,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "warm", required_argument, NULL, 'W' },
 		{ "pm-qos", required_argument, NULL, 'Q' },
 		{ "fast", required_argument, NULL, 'F' },
-		{ "preload", required_argument, NULL, 'L' },
 		{ "restart", no_argument, NULL, 'r' },
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
@@ -182,7 +180,6 @@ parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
-		case 'L': o->nopreload = !on_off("--preload", optarg); break;
 		case 'F':
 			if ((o->fast = gate_fast_parse(optarg)) < 0)
 				fatalx("--fast %s: expected on, exact or off", optarg);
@@ -286,7 +283,6 @@ gate_setup(struct supervisor *sv)
 	g->table_file = sv->o.table_file;
 	g->pmqos = sv->o.pmqos;
 	g->fast = sv->o.fast;
-	g->preload = !sv->o.nopreload;
 	g->svc_name = sv->o.name;	/* before the rules: which are this service's */
 	gate_refresh(g, 1);
 	if (g->tab.n == 0)

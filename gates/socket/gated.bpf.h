@@ -66,24 +66,6 @@ struct {
 	__type(value, struct vsd_ringctl);
 } vsd_ringctl SEC(".maps");
 
-/* The gates' lease maps (gates/socket/socket.h): each gate's own array. */
-struct vsd_lease_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, VSD_RINGS_MAX);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	/* sizes, not types: an object that does not use the struct has no
-	 * BTF for it */
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, sizeof(struct vsd_lease));
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, VSD_RINGS_MAX);
-	__type(key, __u32);
-	__array(values, struct vsd_lease_map);
-} vsd_leases SEC(".maps");
-
 static __always_inline struct vsd_conn_slot *slot_at(__u32 h, __u32 i)
 {
 	__u32 idx = (h + i) & VSD_CONNS_MASK;
@@ -156,14 +138,12 @@ static __always_inline __u32 conn_vs(struct vsd_conn_key *k)
 
 /*
  * Append a record to the ring of the registered listener gv, waking the
- * gate as its vsd_ringctl says for an arrival (never for an accept, but
- * for a lease's: gates/socket/socket.h).
+ * gate as its vsd_ringctl says for an arrival (never for an accept).
  */
 static __always_inline void ring_put(const struct vsd_gated_val *gv, struct vsd_arrival *a)
 {
 	struct vsd_ringctl *ctl;
-	struct vsd_lease *ls = NULL;
-	void *ring, *lm;
+	void *ring;
 	__u32 idx, wake;
 	__u64 flags = BPF_RB_NO_WAKEUP;
 
@@ -174,22 +154,6 @@ static __always_inline void ring_put(const struct vsd_gated_val *gv, struct vsd_
 	wake = *(volatile __u32 *)&ctl->wake;
 	if (!a->tid && (wake == VSD_WAKE_ALWAYS || (wake != VSD_WAKE_NEVER && wake != a->vs_id)))
 		flags = BPF_RB_FORCE_WAKEUP;
-	if ((lm = bpf_map_lookup_elem(&vsd_leases, &idx)))
-		ls = bpf_map_lookup_elem(lm, &idx);
-	if (ls && *(volatile __u32 *)&ls->lease_tid) {
-		/* a lease: an arrival of another VS ends it before the
-		 * listener is woken; the holder taking a connection of another
-		 * VS, or a ring half full, wakes the gate */
-		if (!a->tid && a->vs_id != *(volatile __u32 *)&ls->lease_vs) {
-			*(volatile __u32 *)&ls->lease_on = 0;
-			flags = BPF_RB_FORCE_WAKEUP;
-		}
-		if (a->tid == *(volatile __u32 *)&ls->lease_tid &&
-		    a->vs_id != *(volatile __u32 *)&ls->lease_vs)
-			flags = BPF_RB_FORCE_WAKEUP;
-		if (bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= VSD_RING_BYTES / 2)
-			flags = BPF_RB_FORCE_WAKEUP;
-	}
 	a->t = bpf_ktime_get_ns();
 	if (bpf_ringbuf_output(ring, a, sizeof(*a), flags))
 		__sync_fetch_and_add(&ctl->dropped, 1);

@@ -52,7 +52,7 @@ const struct gs_hook gs_hooks[GS_NHOOKS] = {
 
 static const char *const gs_maps[GS_NMAPS] = {
 	VSD_MAP_CONNS, VSD_MAP_VSCFG, VSD_MAP_STATS, VSD_MAP_VSCONNS, VSD_MAP_CONNLIM,
-	VSD_MAP_GATED, VSD_MAP_GPORTS, VSD_MAP_RINGS, VSD_MAP_RINGCTL, VSD_MAP_LEASES,
+	VSD_MAP_GATED, VSD_MAP_GPORTS, VSD_MAP_RINGS, VSD_MAP_RINGCTL,
 };
 
 /* Another instance that stops may remove the shared parent under us: retry. */
@@ -251,8 +251,7 @@ gs_load_records(struct gate_socket *g, uint32_t slots)
 		    bpf_map__reuse_fd(s->maps.vsd_gated, g->map_fd[GS_MAP_GATED]) == 0 &&
 		    bpf_map__reuse_fd(s->maps.vsd_gports, g->map_fd[GS_MAP_GPORTS]) == 0 &&
 		    bpf_map__reuse_fd(s->maps.vsd_rings, g->map_fd[GS_MAP_RINGS]) == 0 &&
-		    bpf_map__reuse_fd(s->maps.vsd_ringctl, g->map_fd[GS_MAP_RINGCTL]) == 0 &&
-		    bpf_map__reuse_fd(s->maps.vsd_leases, g->map_fd[GS_MAP_LEASES]) == 0)
+		    bpf_map__reuse_fd(s->maps.vsd_ringctl, g->map_fd[GS_MAP_RINGCTL]) == 0)
 			r = records_bpf__load(s);
 		bpf_log_init();
 	}

@@ -25,7 +25,6 @@
 #define VSD_MAP_GPORTS		"vsd_gports"
 #define VSD_MAP_RINGS		"vsd_rings"
 #define VSD_MAP_RINGCTL		"vsd_ringctl"
-#define VSD_MAP_LEASES		"vsd_leases"
 /* The accept records' programs (records.bpf.c), pinned unattached: */
 #define VSD_PROG_ACCEPT_FEXIT	"prog_accept_fexit"	/* or, where refused, */
 #define VSD_PROG_ACCEPT_TP	"prog_accept_tp"	/* syscalls:sys_exit_accept */
@@ -302,24 +301,9 @@ struct vsd_connlim {
  * them while it runs) append a second kind of record to the same ring: the connection's cookie, the time, its VS as above, and
  * tid, the calling thread's id (in the initial PID namespace; never 0).
  * Accepts by the registering gate itself (its pid is the key's owner) are
- * not recorded, and an accept wakes the gate only under a lease (below).  So the gate knows
+ * not recorded, and an accept never wakes the gate.  So the gate knows
  * which connection each thread it let through took, and whether it was of
  * the VS the gate had bound that thread to.
- *
- * A lease (the accept shim, gates/accept/shim.c): a gate may let one thread
- * of a listener accept without asking it, for as long as lease_on is set
- * and until has not passed, through the shim in the service, which maps
- * the gate's lease map and checks lease_tid, ino and those two.  Each gate
- * makes its own map of VSD_RINGS_MAX struct vsd_lease (an array, mapped)
- * and puts it in vsd_leases (an array of maps) at the index of each ring
- * it owns; the lease of ring i is element i.  So a service maps only its
- * own gate's leases, writable (a read-only descriptor cannot be mapped
- * shared), and can harm only its own accounting with them.  An
- * arrival of another VS than lease_vs clears lease_on before the listener
- * is woken, and wakes the gate; the holder's accept of a connection of
- * another VS than lease_vs wakes the gate too; and
- * while a lease is held, a ring more than half full wakes the gate, which
- * otherwise would not read it.
  *
  * vsd_gports counts gated listeners per TCP port in any namespace: the
  * connecting side's entry is recorded for a destination port that has one
@@ -362,23 +346,6 @@ struct vsd_ringctl {
 	__u32 wake;		/* VSD_WAKE_* or a VS id */
 	__u32 pad;
 	__u64 dropped;		/* arrivals the ring had no room for */
-};
-
-/* A ring's lease, in its gate's own map (vsd_leases[ring], element ring). */
-struct vsd_lease {
-	union {			/* read and set at once as lease */
-		struct {
-			__u32 lease_on;	/* 1: the lease may be used; cleared by
-					 * an arrival of another VS than lease_vs */
-			__u32 lease_tid;	/* the thread holding it (initial
-						 * PID namespace), 0: none */
-		};
-		__u64 lease;
-	};
-	__u64 ino;		/* the listener's inode */
-	__u64 until;		/* CLOCK_MONOTONIC ns: the lease lapses then */
-	__u32 lease_vs;		/* the VS the holder sits in */
-	__u32 waiting;		/* the shim: the holder is in its accept4 */
 };
 
 struct vsd_arrival {

@@ -248,3 +248,7 @@ print-bashcompletiondir:
 # Each measured figure on its benchmark's result page only (no root).
 TESTS += tests/lint-figures.sh
 dist_noinst_SCRIPTS += tests/lint-figures.sh
+# The man pages name every vsctl command, vsd option and rule keyword, and
+# stay within their line limits (no root).
+TESTS += tests/lint-man.sh
+dist_noinst_SCRIPTS += tests/lint-man.sh

@@ -169,6 +169,11 @@ control_run(struct vsd *d, struct request *req, int fd, const struct ucred *cr,
 		} else {
 			r = cmds[i].fn(d, req, &rep);
 		}
+		/* a VS made, changed or gone: the gates have the table before
+		 * the client has the answer (apply pushes its own) */
+		if (r >= 0 && (cmds[i].fn == cmd_create || cmds[i].fn == cmd_set ||
+			       cmds[i].fn == cmd_destroy))
+			gate_push_all(d, rep.json ? NULL : &rep.out);
 		/* a dry run changes nothing */
 		if (cmds[i].change && !req_flag(req, "dry-run"))
 			log_change(req, cr, r, &rep);

@@ -6,7 +6,8 @@
 # declares:
 #  - after `vsctl apply` returns, the next request is decided by the new
 #    rules, on a single-threaded server that had just served the same VS
-#    under the old ones (20 alternations);
+#    under the old ones (20 alternations), and a declared service's gate
+#    has taken the table when apply returns;
 #  - the first request of a VS made by `vsctl create` is served in it;
 #  - with vsd stopped (SIGSTOP), requests of a VS created just before and of
 #    a VS destroyed since are served (in it; at home), and the gate made no
@@ -19,12 +20,15 @@ need_gate_server
 [ "$(cg_layout)" != legacy ] || skip_all "no cgroup2: no socket gate to classify connections"
 
 rules_dir
-# the rule for www1's requests: where they come from, or www2
+PORT2=$((PORT + 7))
+# the rule for www1's requests: where they come from, or www2; and a
+# service the file declares, whose gate vsd starts
 for to in requester www2; do
 	w "$to.rules" <<EOR
 vs base cpu 10%
 vs www1 cpu 30%
 vs www2 cpu 30%
+service decl home base command "$SERVER -p $PORT2"
 (accept, *, req = www1) => ($to)
 EOR
 done
@@ -36,6 +40,8 @@ pushes() { svc echo "['vsd']['pushes']"; }
 vsd_start || { fail "vsd starts"; done_testing; }
 check "apply: the VSs" quiet vsctl apply "$R/requester.rules"
 on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT'"
+on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT2'"
+check "the declared service runs" wait_until running decl
 # --fast exact: the checks read where each request starts. In the default
 # mode a thread the fast path let wait in the kernel, or that holds a lease,
 # takes the next connection as decided before the new rules came, and the
@@ -60,6 +66,10 @@ for round in $(seq 20); do
 	fi
 done
 is "$bad" 0 "apply: in 20 alternations, www1's request before each apply served by the old rule and the one right after by the new"
+
+n0=$(svc decl "['vsd']['pushes']")
+quiet vsctl apply "$R/requester.rules"
+is "$(svc decl "['vsd']['pushes']")" "$((n0 + 1))" "apply: the declared service's gate took the table before apply returned"
 
 # --- create: the gate has the new VS before create returns
 check "create www3" quiet vsctl create www3 --cpu 10%
@@ -106,9 +116,12 @@ kill -STOP "$SUP"
 on_exit "kill -CONT $SUP"
 timeout 30 "$VSCTL" apply "$R/www2.rules" > "$R/apply.out" 2>&1
 rc=$?
+timeout 30 "$VSCTL" create www6 --cpu 10% --json > "$R/create.json" 2>&1
 kill -CONT "$SUP"
 is "$rc" 0 "a stopped gate: apply returns"
 like "$(cat "$R/apply.out")" "warning: gate echo did not acknowledge" "a stopped gate: apply says it did not answer"
+like "$(json "d['name'] + ': ' + d['warnings'][0]" < "$R/create.json")" "^www6: warning: gate echo did not acknowledge" \
+	"a stopped gate: create --json names it in \"warnings\""
 pushed() { [ "$(pushes)" -gt "$n0" ]; }
 check "a stopped gate takes the table once it runs" wait_until pushed
 www1 > "$R/late"

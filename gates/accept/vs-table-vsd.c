@@ -122,7 +122,8 @@ gate_push(struct gate *g, int fd, const char *cmd)
 		}
 	}
 	if (r < 0)
-		log_warnx("a VS table pushed by vsd refused: %s", strerror(-r));
+		log_warnx("a VS table pushed by vsd (\"%.40s\") refused: %s; the one in force stays",
+			  cmd, r == -EPIPE ? "cut short" : strerror(-r));
 	/* the answer says the table is in force: vsd answers its client then */
 	snprintf(ack, sizeof(ack), r < 0 ? "error %s\n" : "ok\n", strerror(-r));
 	send(fd, ack, strlen(ack), MSG_DONTWAIT | MSG_NOSIGNAL);

@@ -5,11 +5,12 @@
  * services` reads the sockets in <vsd run dir>/gates/ ("status"); vsd
  * itself is not involved, so the status stays readable while vsd restarts.
  * vsd pushes the VS table and rules on it ("push", gate_push()) whenever
- * they change, and asks "stop" to stop a declared service. The status names the service's
- * processes and the VSs it serves, so only root, our own uid and the members
- * of --group (vsd's group) may ask: the socket is 0600, or 0660 with that
- * group, whatever the umask, and SO_PEERCRED checks each client in case the
- * mode was widened. "stop" is honoured from root or our own uid only.
+ * they change, and asks "stop" to stop a declared service. The status names
+ * the service's processes and the VSs it serves, so only root, our own uid
+ * and the members of --group (vsd's group) may ask: the socket is 0600, or
+ * 0660 with that group, whatever the umask, and SO_PEERCRED checks each
+ * client in case the mode was widened. "stop" and "push" are honoured from
+ * root or our own uid only.
  */
 #include "config.h"
 

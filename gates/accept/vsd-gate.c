@@ -613,7 +613,7 @@ on_status(struct supervisor *sv)
 	si.state = state_names[sv->state];
 	si.stats = strcmp(cmd, "stats") == 0;
 	status_reply(&sv->g, fd, &si);
-	/* after the answer: a client that asks and is vsd answers our
+	/* after the answer: the client may be vsd, which answers our
 	 * "gatetable" only once it is back in its loop */
 	if (strcmp(cmd, "refresh") == 0)
 		gate_refresh(&sv->g, 1);

@@ -9,12 +9,12 @@
 # thread, waiting in the kernel, sat: the gate moves it when the request
 # arrives, and counts it. Under --fast exact each begins in the new VS.
 #
-# The gate refreshes its VS table every 2 s, after an apply, and when a
-# connection of a VS it does not know arrives; the last one was held back
-# for 200 ms after any refresh, so a VS re-created within 200 ms of one had
-# its first requests served at home. Each round below asks the gate to
-# refresh (as an apply or its own timer does) just before the re-create, so
-# the old behaviour fails every round, not one time in ten.
+# vsd pushes the VS table to the gate before destroy and create return.
+# Once the gate fetched its table itself, and a fetch was held back for
+# 200 ms after the last one, so a VS re-created within 200 ms of one had its
+# first requests served at home: each round below asks the gate to read its
+# table ("refresh") just before the re-create, so that behaviour would fail
+# every round, not one time in ten.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server

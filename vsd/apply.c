@@ -707,10 +707,11 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, const struct priv
 	 * start is retried with back-off, it does not undo the VSs */
 	if (svc_sync(d, rs, flags & APPLY_PRUNE, &svc) < 0)
 		buf_printf(&svc, "warning: the service list could not be saved (see vsd's log)\n");
-	/* the compiled rules the gates consult from now on; tell them now */
+	/* the compiled rules the gates consult from now on; they have them
+	 * in force before we answer */
 	applied_set(d, rs, path, owner);
 	rs = NULL;
-	svc_refresh_all(d);
+	gate_push_all(d, &svc);
 out:
 	if (r == 0)
 		describe(&p, path, flags, json, &svc, out);

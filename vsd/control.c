@@ -147,6 +147,25 @@ control_admit(struct vsd *d, int fd, struct ucred *cr, struct buf *out)
 	return -EACCES;
 }
 
+/* Push the table to the gates; a gate that did not take it is named in the
+ * reply: a line, or under --json a "warnings" list in the reply's object. */
+static void
+push_gates(struct vsd *d, struct reply *rep)
+{
+	struct buf warn = { 0 }, *o = &rep->out;
+
+	gate_push_all(d, &warn);
+	if (warn.len && !rep->json) {
+		buf_add(o, warn.p, warn.len);
+	} else if (warn.len && o->len >= 2 && memcmp(o->p + o->len - 2, "}\n", 2) == 0) {
+		o->len -= 2;
+		buf_printf(o, ", \"warnings\": ");
+		buf_json_lines(o, warn.p);
+		buf_printf(o, "}\n");
+	}
+	buf_free(&warn);
+}
+
 void
 control_run(struct vsd *d, struct request *req, int fd, const struct ucred *cr,
 	    struct buf *out)
@@ -169,6 +188,11 @@ control_run(struct vsd *d, struct request *req, int fd, const struct ucred *cr,
 		} else {
 			r = cmds[i].fn(d, req, &rep);
 		}
+		/* a VS made, changed or gone: the gates have the table before
+		 * the client has the answer (apply pushes its own) */
+		if (r >= 0 && (cmds[i].fn == cmd_create || cmds[i].fn == cmd_set ||
+			       cmds[i].fn == cmd_destroy))
+			push_gates(d, &rep);
 		/* a dry run changes nothing */
 		if (cmds[i].change && !req_flag(req, "dry-run"))
 			log_change(req, cr, r, &rep);

@@ -3,12 +3,13 @@
 # use the control socket, which command answers), clients.c (its connections,
 # served from the poll loop with deadlines and a cap), one file per group of
 # commands (cmd-*.c), the registry and its state file, the per-VS side of the
-# socket gate (gate-vs.c) and rule-file application (apply.c), limits changed
+# socket gate (gate-vs.c) and rule-file application (apply.c), the VS table
+# and rules pushed to the accept gates (gate-push.c), limits changed
 # behind vsd's back (drift.c), the VSs' systemd scope (scope.c), the
 # readiness protocol (sd-notify.c), `vsd --check` (features.c), and the unit.
 # Tests: tests/vsd-*.sh, tests/socket-gate-vsd.sh, tests/gate-vsd.sh,
-# tests/rules-apply.sh, tests/unit/test-state.c; network shares (netshare.c):
-# tests/net-share.sh.
+# tests/rules-apply.sh, tests/gate-push.sh, tests/unit/test-state.c; network
+# shares (netshare.c): tests/net-share.sh.
 
 # The registry and its state file, also linked by the unit tests.
 noinst_LIBRARIES += vsd/libregistry.a
@@ -27,6 +28,7 @@ vsd_vsd_SOURCES = \
 	vsd/netshare.c vsd/netshare.h \
 	vsd/apply.c vsd/apply.h vsd/applied.c vsd/apply-diff.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
+	vsd/gate-push.c \
 	vsd/member.c vsd/member.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/remote.c vsd/remote.h \

@@ -91,9 +91,7 @@ svc_status_request(int fd, const char *cmd, struct buf *out)
 		close(fd);
 		return r;
 	}
-	/* no answer wanted: the supervisor acts after answering, and it may
-	 * ask us first (refresh: "gatetable", which we serve once back in the
-	 * loop) */
+	/* no answer wanted: the supervisor acts after answering */
 	while (out && (n = read(fd, chunk, sizeof(chunk))) > 0)
 		buf_add(out, chunk, (size_t)n);
 	if (out && n < 0)
@@ -771,16 +769,6 @@ svc_resume(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n, struct
 		stopped(d, s);
 		buf_printf(out, "service %s was stopped and is started again\n", s->name);
 	}
-}
-
-void
-svc_refresh_all(struct vsd *d)
-{
-	size_t i;
-
-	for (i = 0; i < d->svcs.n; i++)
-		if (d->svcs.v[i].pidfd >= 0 && !d->svcs.v[i].stopping)
-			ask(d, d->svcs.v[i].name, "refresh", NULL);
 }
 
 size_t

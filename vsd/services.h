@@ -8,8 +8,8 @@
  * changed (then starts them again).
  *
  * The supervisor restarts the service itself (with back-off) and answers
- * on its status socket, <run dir>/gates/NAME.sock: vsd asks it "status",
- * "refresh" (after an apply) and "stop". It never lives in vsd's own cgroup
+ * on its status socket, <run dir>/gates/NAME.sock: vsd asks it "status"
+ * and "stop", and pushes it the VS table and rules (gate-push.c). It never lives in vsd's own cgroup
  * or sandbox: on a systemd host systemd starts it as the transient unit
  * vsd-<root>-NAME.service; elsewhere vsd forks it into <root>/.daemon (or
  * leaves it where vsd runs, on hosts without that leaf). So stopping vsd
@@ -90,7 +90,6 @@ int svc_stop_wait(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n)
 void svc_resume(struct vsd *d, const char (*names)[VS_NAME_MAX + 1], size_t n, struct buf *out);
 
 /* Ask every supervisor to refresh its VS table and rules now. */
-void svc_refresh_all(struct vsd *d);
 
 /* The event loop's part: pidfds to poll, what happened, the next deadline. */
 size_t svc_pollfds(struct vsd *d, struct pollfd *pfd, size_t max);
@@ -108,6 +107,12 @@ void svc_free(struct vsd *d);
 int svc_status_path(const struct vsd *d, const char *name, char *buf, size_t len);
 int svc_status_connect(const struct vsd *d, const char *name);
 int svc_status_request(int fd, const char *cmd, struct buf *out);
+/*
+ * Push the VS table and the rules to every supervisor's status socket and
+ * wait for each one's answer, at most 1 s each (gate-push.c). A supervisor
+ * that does not take them is logged, and a line says so in warn (if not NULL).
+ */
+void gate_push_all(struct vsd *d, struct buf *warn);
 /*
  * A supervisor's status (gates/accept/status.c), parsed (json-c): its
  * supervisor pid, or -1 if the text is not a status object or lacks it;

@@ -503,6 +503,8 @@ start_up(struct vsd *d, const struct options *o)
 		apply_rules_at_start(d, rules_abs, o->rules);
 		free(rules_abs);
 	}
+	/* gates that ran on while vsd was away: ids may have changed */
+	gate_push_all(d, NULL);
 	/* the first metrics file now: a path vsd cannot write is said at once */
 	if (d->metrics_dir && (r = metrics_write(d)) < 0) {
 		unlink_socket(d->socket_path);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * The rules the accept gate decides by (vsrules(5)): vsd hands every
- * supervisor the rules it applied, written by rules_write(), and says in the
- * VS table ("# rules HASH") when they change; the supervisor fetches them
- * ("gaterules") and loads them with the rules library. With no rules from
+ * The rules the accept gate decides by (vsrules(5)): vsd pushes every
+ * supervisor the rules it applied, written by rules_write(), with the VS
+ * table, which says their hash ("# rules HASH"); the supervisor loads them
+ * with the rules library when the hash changed (at start it asks vsd,
+ * "gaterules"). With no rules from
  * vsd the default rule (accept, *, req = *) => (requester) holds.
  *
  * Per accept: one rules_query() walk of the caller's precomputed list, by
@@ -76,8 +77,8 @@ gate_rules_update(struct gate *g, uint64_t hash, struct rules *rs)
 		log_info("rules: none from vsd; the default (accept, *, req = *) => (requester)");
 }
 
-static int
-load_text(const char *name, const char *text, size_t len, struct rules **rs)
+int
+gate_rules_load_text(const char *name, const char *text, size_t len, struct rules **rs)
 {
 	struct buf errs = { 0 };
 	int r;
@@ -97,7 +98,7 @@ gate_rules_load_vsd(const char *sockpath, struct rules **rs)
 	int r;
 
 	if ((r = vsd_call(sockpath, "gaterules", &body)) == 0)
-		r = load_text("vsd", body.p ? body.p : "", body.len, rs);
+		r = gate_rules_load_text("vsd", body.p ? body.p : "", body.len, rs);
 	buf_free(&body);
 	return r;
 }

@@ -42,8 +42,8 @@
 #include "profile.h"
 #include "lib/log.h"
 
-#define GATE_REFRESH_MS		2000	/* VS table refresh while nothing asks */
-#define GATE_REFRESH_MIN_MS	200	/* at most this often on unknown ids */
+#define GATE_REFRESH_MS		2000	/* a --vs-table file is read this often */
+#define GATE_REFRESH_MIN_MS	200	/* at most this often unless forced */
 #define GATE_IDLE_HOME_MS	100	/* a thread waiting this long goes home */
 #define GATE_LISTEN_GC_MS	5000	/* drop our dup of an unused listener */
 #define GATE_ACTIVE_NS		10000000000ull	/* keep sampling a VS 10 s after its last connection */
@@ -573,29 +573,6 @@ readable(int fd)
 	return poll(&p, 1, 0) > 0 && (p.revents & POLLIN);
 }
 
-/*
- * A connection of a VS missing from our table. If the VS was created after
- * the table was made, fetch the table now, before the connection is queued:
- * else a VS re-created under the same name (a new id) would have its first
- * requests served at home. vsd hands ids out in increasing order and says
- * which comes next, so an id below that is a VS that is gone, and no
- * refresh brings it back. At most one immediate refresh per new id. While
- * vsd does not answer, or with a table that does not say (a --vs-table
- * file, an older vsd), gate_refresh() paces the tries as before: each may
- * cost GATE_VSD_TIMEOUT_MS on this path.
- */
-static void
-refresh_for(struct gate *g, uint32_t id)
-{
-	if (!g->tab.next_id) {
-		gate_refresh(g, 0);
-	} else if (id >= g->tab.next_id && id > g->asked_id) {
-		if (!g->refresh_failed)
-			g->asked_id = id;
-		gate_refresh(g, !g->refresh_failed);
-	}
-}
-
 struct gate_vs *
 gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 {
@@ -612,16 +589,16 @@ gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c)
 	return gate_vs_by_id(g, id);
 }
 
+/*
+ * vsd pushes every change of the table before it answers the command that
+ * made it (vs-table-vsd.c), so an id we do not know is a VS that is gone:
+ * NULL, and the caller serves the connection at home. Nothing on this path
+ * asks vsd.
+ */
 struct gate_vs *
 gate_vs_by_id(struct gate *g, uint32_t id)
 {
-	struct gate_vs *v = NULL;
-
-	if (id != 0 && !(v = vs_table_find(&g->tab, id))) {
-		refresh_for(g, id);
-		v = vs_table_find(&g->tab, id);
-	}
-	return v;
+	return id != 0 ? vs_table_find(&g->tab, id) : NULL;
 }
 
 static struct queued_conn *
@@ -930,39 +907,21 @@ gate_listener_pollfd(const struct gated_listener *l)
 }
 
 void
-gate_refresh(struct gate *g, int force)
+gate_install(struct gate *g, struct vs_table *fresh, int from_vsd,
+	     int (*rules)(void *arg, struct rules **rs), void *arg)
 {
-	struct vs_table fresh;
 	uint32_t gone[256];
 	size_t ngone = ARRAY_SIZE(gone), i;
 	struct gated_listener *l;
-	uint64_t now = now_ns(), hash;
-	int r;
+	uint64_t hash = fresh->rules_hash;
 
-	/* after a failure (vsd down or hung: each try may cost the 250 ms
-	 * timeout on the accept path) unknown ids wait for the slow timer */
-	if (!force && now - g->last_refresh <
-	    (g->refresh_failed ? GATE_REFRESH_MS : GATE_REFRESH_MIN_MS) * 1000000ull)
-		return;
-	g->last_refresh = now;
-	g->refresh_asked = 0;
-	if (g->vsd_socket)
-		r = vs_table_load_vsd(&fresh, g->vsd_socket);
-	else if (g->table_file)
-		r = vs_table_load_file(&fresh, g->table_file);
-	else
-		return;
-	g->refresh_failed = r < 0;
-	if (r < 0)
-		return;		/* keep the last good table while vsd is away */
-	hash = fresh.rules_hash;
-	vs_table_merge(&g->tab, &fresh, gone, &ngone);
-	if (g->vsd_socket && hash != g->rules_hash) {
+	vs_table_merge(&g->tab, fresh, gone, &ngone);
+	if (from_vsd && hash != g->rules_hash) {
 		struct rules *rs = NULL;
 
 		if (!hash)
 			gate_rules_update(g, 0, NULL);
-		else if (gate_rules_load_vsd(g->vsd_socket, &rs) == 0)
+		else if (rules(arg, &rs) == 0)
 			gate_rules_update(g, hash, rs);
 		else
 			gate_rules_index(g);	/* the last good rules, the new table */
@@ -976,6 +935,38 @@ gate_refresh(struct gate *g, int force)
 		for (l = g->listeners; l; l = l->next)
 			queue_reroute(l, gone[i], g->home, &g->tab);
 	}
+}
+
+static int
+rules_pulled(void *arg, struct rules **rs)
+{
+	struct gate *g = arg;
+
+	g->vsd_pulls++;
+	return gate_rules_load_vsd(g->vsd_socket, rs);
+}
+
+void
+gate_refresh(struct gate *g, int force)
+{
+	struct vs_table fresh;
+	uint64_t now = now_ns();
+	int r;
+
+	if (!force && now - g->last_refresh < GATE_REFRESH_MIN_MS * 1000000ull)
+		return;
+	g->last_refresh = now;
+	g->refresh_asked = 0;
+	if (g->vsd_socket) {
+		g->vsd_pulls++;
+		r = vs_table_load_vsd(&fresh, g->vsd_socket);
+	} else if (g->table_file) {
+		r = vs_table_load_file(&fresh, g->table_file);
+	} else {
+		return;
+	}
+	if (r == 0)		/* else keep the last good table while vsd is away */
+		gate_install(g, &fresh, g->vsd_socket != NULL, rules_pulled, g);
 }
 
 unsigned
@@ -1036,7 +1027,9 @@ gate_tick(struct gate *g)
 		last_sweep = now;
 		thread_sweep();
 	}
-	if (g->refresh_asked || now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull)
+	/* a --vs-table file is read again; vsd pushes its changes */
+	if (g->table_file && (g->refresh_asked ||
+	    now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull))
 		gate_refresh(g, 1);
 	pmqos_tick(g, now);
 	return soon ? 1 : queued || busy ? 10 : 100;

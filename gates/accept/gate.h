@@ -22,7 +22,7 @@
  *                   classification by them (fcgi.c parses the records)
  *   wakeup.c        the wake-up connection for event-loop services
  *   vs-table.c      the VS table (from vsd or a file) and its refresh
- *   vs-table-vsd.c  the table from vsd's "gatetable" request
+ *   vs-table-vsd.c  the table vsd pushes, or "gatetable" asked at start
  *   decide.c        the rules: where a thread serves a connection
  *   status.c        the status socket read by `vsctl services`
  *   vsd-gate.c      main: fork + filter + exec, signals, the event loop
@@ -307,14 +307,15 @@ struct gate {
 	int	 notify_fd;
 	uint32_t home;
 	struct vs_table tab;
-	const char *vsd_socket;		/* refresh from vsd, or */
+	const char *vsd_socket;		/* the table pushed by vsd, or */
 	const char *table_file;		/* from this file */
 	struct gated_listener *listeners;
 	size_t	 nwaiters;
 	uint64_t last_refresh;
-	uint64_t refresh_asked;		/* an unknown vs_id was seen */
-	int	 refresh_failed;		/* the last refresh could not reach vsd */
-	uint32_t asked_id;		/* the newest id a refresh was made for at once */
+	uint64_t refresh_asked;		/* a VS was gone under us (a --vs-table file) */
+	/* requests we made to vsd (at start, on "refresh"; never on the
+	 * accept path), and the tables vsd pushed */
+	uint64_t vsd_pulls, vsd_pushes;
 	uint64_t handed, requeued, dropped_dead, eagain, passed;
 	/* fastpath.c: accepts let through to the kernel's head, threads let
 	 * wait in the kernel and re-bound when their connection came (and the
@@ -453,7 +454,19 @@ int hold_expire(struct gate *g, uint64_t now);
 void hold_close(struct gate *g, struct gated_listener *l);
 /* Periodic work; returns the next timer period in ms. */
 unsigned gate_tick(struct gate *g);
+/* Read the table again: ask vsd (at start, or on "refresh"), or the file. */
 void gate_refresh(struct gate *g, int force);
+/*
+ * Put a new VS table in force (it is moved from fresh), with the rules vsd
+ * applied if from_vsd and its rules hash changed: rules() loads them, or
+ * fails and the last good ones stay. Connections queued for a VS that is gone
+ * go home. Called between two notifications: no decision sees half of it.
+ */
+void gate_install(struct gate *g, struct vs_table *fresh, int from_vsd,
+		  int (*rules)(void *arg, struct rules **rs), void *arg);
+/* A table and rules pushed by vsd on the status socket ("push TLEN RLEN" and
+ * the bytes): read, put in force, acknowledged on fd. */
+void gate_push(struct gate *g, int fd, const char *cmd);
 void gate_close_all(struct gate *g);
 
 /* --- pmqos.c --- */
@@ -475,6 +488,8 @@ void gate_rules_index(struct gate *g);
 /* Fetch and load the rules vsd applied ("gaterules"); 0 or -errno. */
 int gate_rules_load_vsd(const char *sockpath, struct rules **rs);
 int gate_rules_load_file(const char *path, struct rules **rs);
+/* Load rules vsd wrote (rules_write()); name says where they came from. */
+int gate_rules_load_text(const char *name, const char *text, size_t len, struct rules **rs);
 /*
  * The VS a thread now in VS bound (0: unknown, taken as home) serves a
  * connection from req in, by the rules; NULL means stay where it is. With
@@ -513,8 +528,8 @@ struct status_info {
 /* Listen at path: 0600, or 0660 with group unless it is (gid_t)-1. */
 int status_open(const char *path, gid_t group);
 /*
- * Accept one client and read its request line ("status", "refresh" or
- * "stop"; nothing means "status") into cmd, waiting for it at most 20 ms; the
+ * Accept one client and read its request line ("status", "refresh", "stop"
+ * or "push ..."; nothing means "status") into cmd, and no byte after it, waiting for it at most 20 ms; the
  * client's uid from SO_PEERCRED. Returns the connection, or -1 (a client
  * that is not root, our uid or in group is told so and closed).
  */

@@ -4,6 +4,7 @@
 # vsd-gate is an internal helper, started by `vsctl run`, so it is installed
 # in $(pkglibexecdir). The per-accept path starts at gate_notify() in gate.c.
 # Tests: tests/gate-semantics.sh, tests/gate-policy.sh, tests/gate-vsd.sh,
+# tests/gate-push.sh (the table vsd pushes),
 # tests/unit/test-gate-*.c.
 noinst_LIBRARIES += gates/accept/libgateaccept.a
 gates_accept_libgateaccept_a_SOURCES = \

@@ -4,12 +4,13 @@
  * request line and answers with one JSON object, then closes. `vsctl
  * services` reads the sockets in <vsd run dir>/gates/ ("status"); vsd
  * itself is not involved, so the status stays readable while vsd restarts.
- * vsd asks "refresh" after an apply (the new VS table and rules at once) and
- * "stop" to stop a declared service. The status names the service's
- * processes and the VSs it serves, so only root, our own uid and the members
- * of --group (vsd's group) may ask: the socket is 0600, or 0660 with that
- * group, whatever the umask, and SO_PEERCRED checks each client in case the
- * mode was widened. "stop" is honoured from root or our own uid only.
+ * vsd pushes the VS table and rules on it ("push", gate_push()) whenever
+ * they change, and asks "stop" to stop a declared service. The status names
+ * the service's processes and the VSs it serves, so only root, our own uid
+ * and the members of --group (vsd's group) may ask: the socket is 0600, or
+ * 0660 with that group, whatever the umask, and SO_PEERCRED checks each
+ * client in case the mode was widened. "stop" and "push" are honoured from
+ * root or our own uid only.
  */
 #include "config.h"
 
@@ -193,6 +194,9 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	buf_printf(b, ", \"refused\": {\"io_uring\": %llu, \"compat_accept\": %llu}, \"outside\": %llu",
 	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
 	    (unsigned long long)g->outside);
+	/* pulls: our requests to vsd (at start, on "refresh"); pushes: its tables */
+	buf_printf(b, ", \"vsd\": {\"pulls\": %llu, \"pushes\": %llu}",
+	    (unsigned long long)g->vsd_pulls, (unsigned long long)g->vsd_pushes);
 	buf_printf(b, ", \"attrs\": {\"on\": %s, \"bound_ms\": %u, \"held\": %zu, \"total\": %llu, "
 	    "\"waited\": %llu, \"by_content\": %llu, \"no_match\": %llu, \"malformed\": %llu, "
 	    "\"timed_out\": %llu, \"too_long\": %llu, \"cut\": %llu, \"unclassified\": %llu, "
@@ -252,9 +256,13 @@ status_accept(int lfd, gid_t group, char *cmd, size_t len, uid_t *uid)
 	/* a client writes its request right after connect(): a short wait
 	 * covers an accept that came first; an old client sends nothing */
 	p = (struct pollfd){ .fd = fd, .events = POLLIN };
-	if (poll(&p, 1, 20) == 1 && (n = recv(fd, cmd, len - 1, MSG_DONTWAIT)) > 0) {
+	if (poll(&p, 1, 20) == 1 && (n = recv(fd, cmd, len - 1, MSG_DONTWAIT | MSG_PEEK)) > 0) {
+		/* the line only: a push's table follows it (gate_push) */
 		cmd[n] = '\0';
-		cmd[strcspn(cmd, "\r\n")] = '\0';
+		n = (ssize_t)strcspn(cmd, "\n");
+		recv(fd, cmd, (size_t)n + (cmd[n] == '\n'), MSG_DONTWAIT);
+		cmd[n] = '\0';
+		cmd[strcspn(cmd, "\r")] = '\0';
 	}
 	return fd;
 }

@@ -582,7 +582,8 @@ on_signals(struct supervisor *sv)
 	}
 }
 
-/* A request on the status socket: "status" (or nothing), "stats", "refresh", "stop". */
+/* A request on the status socket: "status" (or nothing), "stats", "refresh",
+ * "stop", "push". */
 static void
 on_status(struct supervisor *sv)
 {
@@ -591,19 +592,24 @@ on_status(struct supervisor *sv)
 		.since = (long long)sv->since, .last_status = sv->have_last ? sv->last_status : -1,
 		.user = sv->o.user ? sv->o.pu.user : NULL, .group = sv->o.user ? sv->o.pu.group : NULL,
 	};
-	char cmd[32];
+	char cmd[64];
 	uid_t uid;
 	int fd;
 
 	if ((fd = status_accept(sv->stfd, sv->o.status_group, cmd, sizeof(cmd), &uid)) < 0)
 		return;
+	/* a new table from vsd: root or our uid only (vsd's group may read) */
+	if (strncmp(cmd, "push ", 5) == 0 && (uid == 0 || uid == geteuid())) {
+		gate_push(&sv->g, fd, cmd);
+		return;
+	}
 	if (strcmp(cmd, "stop") == 0 && (uid == 0 || uid == geteuid()))
 		request_stop(sv, SIGTERM);
 	si.pid = sv->st.notify_fd >= 0 || !sv->child_done ? sv->st.pid : 0;
 	si.state = state_names[sv->state];
 	si.stats = strcmp(cmd, "stats") == 0;
 	status_reply(&sv->g, fd, &si);
-	/* after the answer: vsd, which asks after an apply, answers our
+	/* after the answer: the client may be vsd, which answers our
 	 * "gatetable" only once it is back in its loop */
 	if (strcmp(cmd, "refresh") == 0)
 		gate_refresh(&sv->g, 1);

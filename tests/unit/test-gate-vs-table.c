@@ -4,7 +4,10 @@
  * "gatetable" answer, and merging a fresh table into the one in use without
  * losing the per-VS state (open descriptors, usage history) of the VSs that
  * stayed. Also the key of an accepted connection (gates/socket/conntab.c),
- * by which the gate finds its VS in the socket gate's table.
+ * by which the gate finds its VS in the socket gate's table. And a table
+ * pushed by vsd on the status socket (gate_push()): put in force with its
+ * rules and acknowledged, or, cut short or malformed, refused with the
+ * table in force unchanged.
  */
 #include "config.h"
 
@@ -12,11 +15,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "gates/accept/gate.h"
 #include "gates/socket/conntab.h"
+#include "rules/rules.h"
 #include "tap.h"
 
 static const char table1[] =
@@ -144,11 +151,63 @@ test_key(void)
 	ok(conntab_accepted_key(&peer, &local, &k) == -EAFNOSUPPORT, "so is a Unix socket");
 }
 
+/* What vsd sends after the request line (len of the table, of the rules);
+ * cut: write only this many bytes, then end the stream. The gate's answer. */
+static const char *
+push(struct gate *g, const char *cmd, const char *payload, size_t cut)
+{
+	static char ack[128];
+	ssize_t n;
+	int sv[2];
+
+	ack[0] = '\0';
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+		return ack;
+	if (write(sv[1], payload, cut) != (ssize_t)cut)
+		return ack;
+	shutdown(sv[1], SHUT_WR);
+	gate_push(g, sv[0], cmd);	/* closes sv[0] */
+	if ((n = read(sv[1], ack, sizeof(ack) - 1)) > 0)
+		ack[n] = '\0';
+	close(sv[1]);
+	return ack;
+}
+
+static void
+test_push(void)
+{
+	static const char rules[] = "vs www1 cpu 30%\nvs www2 cpu 30%\n(accept, *, req = www1) => (www2)\n";
+	struct gate g = { 0 };
+	char cmd[64], payload[1024];
+	size_t tl;
+
+	snprintf(payload, sizeof(payload), "# rules 1234\n%s%s", table1, rules);
+	tl = strlen(payload) - strlen(rules);
+	snprintf(cmd, sizeof(cmd), "push %zu %zu", tl, strlen(rules));
+	ok(strcmp(push(&g, cmd, payload, strlen(payload)), "ok\n") == 0, "a push is acknowledged");
+	ok(g.tab.n == 3 && vs_table_find(&g.tab, 7) && g.vsd_pushes == 1, "its table is in force");
+	ok(g.rules && g.rules_hash == 0x1234 && vs_table_find(&g.tab, 3)->ridx >= 0,
+	   "with its rules, the table indexed by them");
+
+	ok(strncmp(push(&g, "push 100 0", "2 www9 100\n", 11), "error ", 6) == 0,
+	   "a push cut short is refused");
+	ok(g.tab.n == 3 && !vs_table_find(&g.tab, 2) && g.vsd_pushes == 1,
+	   "and the table in force stays");
+	ok(strncmp(push(&g, "push x y", "", 0), "error ", 6) == 0 &&
+	   strncmp(push(&g, "push 99999999999 0", "", 0), "error ", 6) == 0,
+	   "so are bad and oversized lengths");
+	ok(g.tab.n == 3 && g.rules && g.rules_hash == 0x1234, "the rules in force stay too");
+	vs_table_free(&g.tab);
+	rules_free(g.rules);
+	free(g.id_of);
+}
+
 int
 main(void)
 {
 	test_parse();
 	test_merge();
 	test_key();
+	test_push();
 	return tap_done();
 }

@@ -1088,6 +1088,23 @@ direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
 	return !to || to->id == th->bound;
 }
 
+/*
+ * New rules (a push from vsd): the direct waiter sits, blocked in the
+ * kernel's accept, in the VS the old rules chose for its run's arrivals,
+ * and an arrival of that VS does not wake us. So move it now, where the new
+ * rules put those arrivals: it cannot run before the move completes, and
+ * the next connection of the run is served under the rules in force.
+ * Arrivals of other VSs still wake us as before.
+ */
+void
+fp_rules_changed(struct gate *g, struct gated_listener *l)
+{
+	struct fp_listener *f = l->fp;
+
+	if (f && f->direct && !direct_fits(g, f, f->direct))
+		gate_rebind_vs(g, f->direct, f->run_vs);
+}
+
 /* th was let through for the connection cookie (0: whichever comes) */
 static void
 promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie)

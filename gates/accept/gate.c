@@ -930,6 +930,8 @@ gate_install(struct gate *g, struct vs_table *fresh, int from_vsd,
 	}
 	if (g->home && !vs_table_find(&g->tab, g->home))
 		log_warnx("home VS %u is gone; connections are served unbound", g->home);
+	for (l = g->listeners; l; l = l->next)
+		fp_rules_changed(g, l);
 	for (i = 0; i < ngone; i++) {
 		log_info("VS %u is gone; its queued connections go to the home VS", gone[i]);
 		for (l = g->listeners; l; l = l->next)

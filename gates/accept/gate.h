@@ -423,6 +423,9 @@ int fp_busy(const struct gated_listener *l);
 /* l's id on the fast path (never 0), 0 if it is not on it. */
 uint32_t fp_listener_id(const struct gated_listener *l);
 void fp_thread_gone(struct service_thread *th);
+/* New rules are in force: a thread waiting in l's kernel accept was let in
+ * under the old ones; move it now where the new ones put its run's VS. */
+void fp_rules_changed(struct gate *g, struct gated_listener *l);
 /* The tick, and a status request: read l's ring (accepts outside the gate). */
 void fp_tick(struct gate *g, struct gated_listener *l, uint64_t now);
 

@@ -15,8 +15,9 @@
 # incomplete.
 #
 # With TABLE (benchmarks/results/vm-tier; scripts/test-vm gives it for full
-# runs only, not --only), a complete run without failures also writes
-# TABLE.md and TABLE.csv: each script's seconds in the guest and its result.
+# runs only, not --only), also writes TABLE.md and TABLE.csv: each script's
+# seconds in the guest and its result, and whether the run was complete
+# (if not, what stopped before its end).
 # The caller may say more about the run in VM_SECONDS (VM time, boots
 # included), VM_ACCEL, LOAD_START and LOAD_END (the host's uptime line).
 set -eu
@@ -37,11 +38,11 @@ missing=$(if [ -f "$plan" ]; then
 	awk -F'\t' 'NR == FNR { done[$1] = 1; next } !($1 in done) { print $1 }' "$tsv" "$plan"
 fi)
 nmissing=$(printf '%s' "$missing" | grep -c . || true)
-running=
+running= since=
 if [ -f "$res/running" ]; then
 	set -- $(cat "$res/running")
 	running=$1
-	[ -n "${2:-}" ] && running="$running (for about $(( $(date +%s) - $2 )) s)"
+	[ -n "${2:-}" ] && since=" (for about $(( $(date +%s) - $2 )) s)"
 fi
 
 status=0
@@ -56,7 +57,7 @@ if [ ! -f "$plan" ]; then
 	status=1
 elif [ "$nmissing" -gt 0 ]; then
 	echo "VM tier: INCOMPLETE: $ran of $(( ran + nmissing )) scripts ran ($sok passed, $sbad failed); $nmissing not run or cut short"
-	[ -n "$running" ] && echo "VM tier: it stopped while running $running"
+	[ -n "$running" ] && echo "VM tier: it stopped while running $running$since"
 	echo "VM tier: not run or cut short:" $missing
 	status=1
 fi
@@ -65,7 +66,7 @@ echo "VM tier: $ran scripts ran ($sok passed, $sbad failed), $vskip left to the 
 [ "$sbad" -eq 0 ] && [ "$fail" -eq 0 ] || status=1
 echo "$pass passed, $fail failed, $(( skip + vskip )) skipped"
 
-if [ -n "$table" ] && [ "$status" = 0 ]; then
+if [ -n "$table" ] && [ -f "$plan" ]; then
 	{
 		echo "script,seconds,result,passed,failed,skipped,reason"
 		awk -F'\t' '{ gsub(/"/, "\"\"", $7); printf "%s,%s,%s,%s,%s,%s,\"%s\"\n", $1, $2, $3, $4, $5, $6, $7 }' "$tsv"
@@ -74,15 +75,20 @@ if [ -n "$table" ] && [ "$status" = 0 ]; then
 		echo "# The VM tier, per script"
 		echo
 		echo "Written by \`./scripts/test --vm\` (scripts/vm/report.sh) from its last"
-		echo "complete run; each script's wall time in the guest (Debian 12, 2 vCPUs,"
+		echo "run; each script's wall time in the guest (Debian 12, 2 vCPUs,"
 		echo "3 GiB), slowest first. The scripts not run in the VM, and why, are"
 		echo "tests/vm/guest.sh's VM_SKIP. CSV: $(basename "$table").csv (run order)."
 		echo
-		echo "- run: $(date -u '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+		echo "- run: started $(date -u -r "$plan" '+%Y-%m-%d %H:%M') UTC, commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 		echo "- guest: $(sed -n 's/^booted: //p' "$res/../out/boot-1.log" 2>/dev/null | head -1); accel ${VM_ACCEL:-?}"
 		echo "- host: $(nproc) CPUs; load average at the start ${LOAD_START:-?}, at the end ${LOAD_END:-?}"
-		echo "- VM time: ${VM_SECONDS:-?} s (both boots, the image already made); in the scripts: $(awk -F'\t' '{ s += $2 } END { print s }' "$tsv") s"
-		echo "- $ran scripts ran ($sok passed), $vskip left to the host suite; $pass checks passed, $fail failed, $skip skipped"
+		echo "- VM time: ${VM_SECONDS:-?} s (boots included, the image already made); in the scripts: $(awk -F'\t' '{ s += $2 } END { print s }' "$tsv") s"
+		echo "- $ran scripts ran ($sok passed, $sbad failed), $vskip left to the host suite; $pass checks passed, $fail failed, $skip skipped"
+		if [ "$nmissing" -gt 0 ]; then
+			echo "- INCOMPLETE: the run stopped${running:+ while running $running}; not run or cut short:" $missing
+		else
+			echo "- complete: every script of the plan ran"
+		fi
 		echo
 		echo "| script | seconds | result | checks passed | failed | skipped |"
 		echo "|---|---:|---|---:|---:|---:|"

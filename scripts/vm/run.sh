@@ -11,16 +11,18 @@
 # tests/vm/reboot-requested, the VM boots once more (VSD_VM_BOOT=2). Each run
 # boots a throw-away copy-on-write overlay; the cached image stays clean.
 # KVM where /dev/kvm works, TCG otherwise (these machines: TCG). No network.
-# Exit status: 0 if every boot's script exited 0.
+# VSD_VM_TIMEOUT (default 2400 s) bounds each boot: then qemu is killed and
+# the run ends. Exit status: 0 if every boot's script exited 0.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 script=${1:?usage: run.sh SCRIPT}
 timeout=${VSD_VM_TIMEOUT:-2400}
 img=$("$top/scripts/vm/image.sh")
 work=$(mktemp -d /tmp/vsd-vm.XXXXXX)
-qpid=
+qpid= watchdog=
 cleanup() {
 	[ -n "$qpid" ] && kill "$qpid" 2>/dev/null
+	[ -n "$watchdog" ] && { pkill -P "$watchdog" sleep; kill "$watchdog"; } 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -37,6 +39,8 @@ esac
 echo "run.sh: accel=$accel"
 
 rm -rf "$top/tests/vm/out" "$top/tests/vm/reboot-requested"
+mkdir -p "$top/tests/vm/out"
+echo "$accel" >"$top/tests/vm/out/accel"
 qemu-img create -q -f qcow2 -b "$img/base.img" -F raw "$work/disk.qcow2"
 rc=0
 for boot in 1 2; do
@@ -55,10 +59,17 @@ for boot in 1 2; do
 	watchdog=$!
 	wait "$qpid" || true
 	qpid=
-	pkill -P "$watchdog" sleep 2>/dev/null || true
+	# the watchdog gone before we stop it: it fired
+	fired=yes
+	pkill -P "$watchdog" sleep 2>/dev/null && fired=
 	kill "$watchdog" 2>/dev/null || true
+	watchdog=
 	log=$top/tests/vm/out/boot-$boot.log
 	echo "run.sh: boot $boot took $(( $(date +%s) - start )) s"
+	if [ -n "$fired" ]; then
+		echo "run.sh: boot $boot stopped by the watchdog after $timeout s (VSD_VM_TIMEOUT)" >&2
+		rc=1
+	fi
 	if [ ! -f "$log" ]; then
 		echo "run.sh: boot $boot ran no script; the console said:" >&2
 		tail -40 "$work/console-$boot.log" >&2
@@ -66,6 +77,7 @@ for boot in 1 2; do
 	fi
 	cat "$log"
 	grep -q '^vsd-vm-run: exit 0$' "$log" || rc=1
+	[ -z "$fired" ] || break
 	[ -e "$top/tests/vm/reboot-requested" ] || break
 	echo "run.sh: the guest asked for a reboot"
 done

@@ -400,6 +400,44 @@ write_out(const char *file, const struct buf *data)
 
 #define USAGE "import [--per-site] [--apache|--nginx|--auto] [-o FILE] [--root DIR]"
 
+/* Everything the model holds. The VS names are names[]'s: a site's (per
+ * site) or an account's (per account) points into it. */
+static void
+imp_free(struct imp *im, char **names, size_t nnames)
+{
+	size_t i;
+
+	for (i = 0; i < im->nsite; i++) {
+		if (im->per_site)
+			im->site[i].vs = NULL;
+		imp_site_free(&im->site[i]);
+	}
+	for (i = 0; i < im->nacct; i++) {
+		free(im->acct[i].owner);
+		if (im->per_site)
+			free(im->acct[i].vs);
+	}
+	for (i = 0; i < im->npool; i++) {
+		struct imp_pool *pl = &im->pool[i];
+
+		free(pl->version);
+		free(pl->name);
+		free(pl->user);
+		free(pl->listen);
+		free(pl->pm);
+		free(pl->file);
+	}
+	for (i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(im->site);
+	free(im->acct);
+	free(im->pool);
+	buf_free(&im->errors);
+	buf_free(&im->unmapped);
+	buf_free(&im->renamed);
+}
+
 int
 vsctl_import(int argc, char **argv)
 {
@@ -517,5 +555,6 @@ vsctl_import(int argc, char **argv)
 	r = 0;
 out:
 	buf_free(&out);
+	imp_free(&im, names, nnames);
 	return r;
 }

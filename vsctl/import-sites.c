@@ -228,7 +228,8 @@ imp_sites(struct imp *im)
 	for (i = 0; i < im->nsite; i++) {
 		struct imp_site *s = &im->site[i];
 
-		qsort(s->alias, s->nalias, sizeof(*s->alias), cmp_str);
+		if (s->nalias > 1)	/* qsort's array may not be NULL, even empty */
+			qsort(s->alias, s->nalias, sizeof(*s->alias), cmp_str);
 		if (!s->docroot)
 			imp_error(im, s->file, s->line, "%s: no %s", s->host,
 				  strcmp(s->front, "apache") == 0 ? "DocumentRoot" : "root");

@@ -179,7 +179,8 @@ imp_sites(struct imp *im)
 		im->site[o++] = im->site[i];
 	}
 	im->nsite = o;
-	qsort(im->site, im->nsite, sizeof(*im->site), cmp_site);
+	if (im->nsite > 1)
+		qsort(im->site, im->nsite, sizeof(*im->site), cmp_site);
 	for (i = 0, o = 0; i < im->nsite; i++) {
 		struct imp_site *s = &im->site[i];
 

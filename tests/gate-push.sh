@@ -36,6 +36,12 @@ done
 count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
 pulls() { svc echo "['vsd']['pulls']"; }
 pushes() { svc echo "['vsd']['pushes']"; }
+# the requests the gate counts as begun where a thread waiting in the kernel
+# sat before it was moved, and its other counted misattributions: the
+# default mode's price for a VS's first request after a run of another
+moved() {
+	svc echo "['fast']" | json 'sum(d.get(k, 0) for k in ("direct_moved", "misordered", "fd_moved"))'
+}
 
 vsd_start || { fail "vsd starts"; done_testing; }
 check "apply: the VSs" quiet vsctl apply "$R/requester.rules"
@@ -73,8 +79,16 @@ is "$(svc decl "['vsd']['pushes']")" "$((n0 + 1))" "apply: the declared service'
 
 # --- create: the gate has the new VS before create returns
 check "create www3" quiet vsctl create www3 --cpu 10%
+m0=$(moved)
 vsctl exec www3 -- "$CLIENT" -p "$PORT" -n 1 -v > "$R/www3"
-is "$(count "$R/www3" www3)" 1 "create: the new VS's first request is served in it"
+m1=$(moved)
+# under --fast exact it must begin in www3; by default it may begin where
+# the waiting thread sat, if the gate counted it
+if [ "${GATE_PUSH_FAST:-on}" = on ] && [ "$(count "$R/www3" www3)" = 0 ]; then
+	is "$((m1 - m0))" 1 "create: the new VS's first request began where the waiting thread sat, counted"
+else
+	is "$(count "$R/www3" www3)" 1 "create: the new VS's first request is served in it"
+fi
 
 # --- vsd stopped: nothing on the accept path waits for it
 check "create www4" quiet vsctl create www4 --cpu 10%

@@ -39,12 +39,11 @@ on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT'"
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 30% >/dev/null ||
 	{ fail "create the VSs"; done_testing; }
 # the gate's count of requests that began where a thread waiting in the
-# kernel sat, before it moved the thread (the default mode: by the gate,
-# direct_moved, or by the accept shim's lease, lease_moved), and of the
-# other misattributions it counts
+# kernel sat, before it moved the thread (the default mode: direct_moved),
+# and of the other misattributions it counts
 moved() {
 	svc echo "['fast']" | json 'sum(d.get(k, 0) for k in
-		("direct_moved", "lease_moved", "misordered", "fd_moved"))'
+		("direct_moved", "misordered", "fd_moved"))'
 }
 # serve MODE: the service under --fast MODE ("" for the default), the same
 # rounds against it

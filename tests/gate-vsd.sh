@@ -63,7 +63,7 @@ rebind() {
 }
 # the misattributions the gate counts (gates/accept/fastpath.c)
 counted() {
-	status | grep -o '"\(direct_moved\|lease_moved\|misordered\|fd_moved\)": [0-9]*' |
+	status | grep -o '"\(direct_moved\|misordered\|fd_moved\)": [0-9]*' |
 		awk '{ n += $2 } END { print n + 0 }'
 }
 # but_first FILE VS: every answer in FILE but the first came from VS

@@ -58,6 +58,8 @@ cg_script() {
 # cg_vs: the VS in the cgroup lines on stdin (the v1 cpu hierarchy on
 # hybrid hosts, the cgroup2 line on pure v2); "none" without either
 cg_vs() {
-	awk -F: '$2 ~ /(^|,)cpu(,|$)/ { c = $3 } $2 == "" { u = $3 }
+	# only /proc/PID/cgroup lines (ID:CONTROLLERS:PATH): a chunked body's
+	# size lines, which nginx may send, have no colon
+	awk -F: '{ sub(/\r$/, "") } NF < 3 { next } $2 ~ /(^|,)cpu(,|$)/ { c = $3 } $2 == "" { u = $3 }
 	     END { p = c != "" ? c : u; sub(".*/", "", p); print p == "" ? "none" : p }'
 }

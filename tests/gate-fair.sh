@@ -5,7 +5,7 @@
 # clients run inside their VSs (vsctl exec) and the socket gate classifies
 # them. Shares 40/40/5 (8, 8 and 2 client threads) and 70/20 (8 and 8), each
 # three ways: quiet; a CPU hog inside each big VS; one CPU hog per CPU
-# outside every VS (in this test's own cgroup, the parent of vsd's root:
+# outside every VS (in this test's own cgroup, outside vsd's root:
 # other work on the host).
 #
 # A VS is entitled to its share of the service's work (share / sum of the
@@ -18,12 +18,20 @@
 need_root
 plan 20
 
-SECS=${VSD_FAIR_SECS:-10}
 NCPU=$(nproc)
 vsd_start || { nok "start vsd"; exit 1; }
 [ -e "/sys/fs/bpf/vsd/$T/vsd_conns" ] || { nok "vsd loaded the socket gate (its map is missing)"; exit 1; }
 "$VSCTL" create home --cpu 5% > /dev/null || { nok "create home"; exit 1; }
 run_start fair --home home -- "$SERVER" -n 2 || { nok "vsctl run starts the service"; exit 1; }
+
+# How long each scenario runs, from the capacity measured here: the service's
+# rate for 2 s, so that the smallest entitlement below (5/85 of the answers)
+# is worth at least 40 answers whatever the machine (at least 10 s, at most
+# 60 s; VSD_FAIR_SECS overrides it).
+rate=$("$CLIENT" -p "$PORT" -t 2 -j 2 -r "spin 5" | awk '/^ok /{ printf "%d", $2 / 2 }')
+SECS=${VSD_FAIR_SECS:-$(awk -v r="${rate:-0}" 'BEGIN { s = r > 0 ? int(40 * 85 / 5 / r) + 1 : 60
+	print (s < 10 ? 10 : (s > 60 ? 60 : s)) }')}
+diag "capacity: ${rate:-?} answers/s before any load; each scenario runs $SECS s"
 
 HOGS= ALLHOGS=
 hog() {

@@ -116,6 +116,20 @@ main(void)
 		share_sample(&v, t + 400 * MS);
 		ok(near(v.step_bp, (500.0 - 0.25 * 400.0) / (double)cpus, 0.01),
 		   "the step is a running average (%.1f)", v.step_bp);
+		/* a small VS whose step is large against its share, not served
+		 * for long: the half step is capped at its use, so it ranks as
+		 * nearly idle, not half a step below its share */
+		{
+			struct gate_vs s = { .share_bp = 500, .used_bp = 10, .step_bp = 700 };
+
+			share_update(&s);
+			ok(s.rank_bp == share_rank(500, 20) && s.rank_bp > share_rank(500, 360),
+			   "a VS not served for a window: the half step capped at its use (%d bp)",
+			   s.rank_bp);
+			s.used_bp = 0;
+			share_update(&s);
+			ok(s.rank_bp == BP_MAX, "one that used nothing ranks as idle (%d bp)", s.rank_bp);
+		}
 	}
 	unlink(path);
 	close(v.fd_usage);

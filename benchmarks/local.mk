@@ -98,7 +98,8 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png
-dist_noinst_SCRIPTS += benchmarks/bench-report
+dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
+dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 bench-report:
 	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \

@@ -32,6 +32,7 @@ rate=$("$CLIENT" -p "$PORT" -t 2 -j 2 -r "spin 5" | awk '/^ok /{ printf "%d", $2
 SECS=${VSD_FAIR_SECS:-$(awk -v r="${rate:-0}" 'BEGIN { s = r > 0 ? int(40 * 85 / 5 / r) + 1 : 60
 	print (s < 10 ? 10 : (s > 60 ? 60 : s)) }')}
 diag "capacity: ${rate:-?} answers/s before any load; each scenario runs $SECS s"
+diag "machine: $NCPU CPUs, Linux $(uname -r), $(stat -fc %T /sys/fs/cgroup | sed 's/cgroup2fs/pure cgroup v2/; s/tmpfs/hybrid or v1 cgroups/')"
 
 HOGS= ALLHOGS=
 hog() {

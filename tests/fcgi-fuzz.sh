@@ -12,14 +12,7 @@ builddir=${top_builddir:-.}
 fuzz=$builddir/gates/accept/fuzz-fcgi
 secs=${FCGI_FUZZ_SECONDS:-20}
 
-if [ ! -x "$fuzz" ]; then
-	echo "1..0 # SKIP gates/accept/fuzz-fcgi not built: clang here lacks -fsanitize=fuzzer,address"
-	exit 0
-fi
-echo "1..1"
-tmp=$(mktemp -d /tmp/vsd-fcgi-fuzz.XXXXXX) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/corpus" "$tmp/seeds"
-python3 "$srcdir/tests/fcgi-seeds.py" "$srcdir" "$tmp/seeds" || exit 99
 . "$srcdir/tests/fuzz-lib.sh"
+fuzz_setup "$fuzz" fcgi-fuzz
+python3 "$srcdir/tests/fcgi-seeds.py" "$srcdir" "$tmp/seeds" || exit 99
 fuzz_run "$fuzz" "$secs" 65536 ", no disagreement"

@@ -2,6 +2,19 @@
 # Shared by the libFuzzer tests (tests/rules-fuzz.sh, tests/fcgi-fuzz.sh):
 # run a harness for a bounded time on the seeds in $tmp/seeds and report
 # one TAP line. Any crash, sanitizer report, leak or slow input fails it.
+# fuzz_setup FUZZER NAME: skip the test (saying why) when FUZZER was not
+# built, else plan one check and make $tmp with corpus/ and seeds/ (removed
+# on exit).
+fuzz_setup() {
+	if [ ! -x "$1" ]; then
+		echo "1..0 # SKIP ${1#"$builddir"/} not built: clang here lacks -fsanitize=fuzzer,address"
+		exit 0
+	fi
+	echo "1..1"
+	tmp=$(mktemp -d "/tmp/vsd-$2.XXXXXX") || exit 99
+	trap 'rm -rf "$tmp"' EXIT
+	mkdir "$tmp/corpus" "$tmp/seeds"
+}
 # fuzz_run FUZZER SECONDS MAX_LEN WHAT: WHAT names the run in the line.
 fuzz_run() {
 	# -timeout: a single input slower than 10 s is a bug too (quadratic blowup)

@@ -9,14 +9,7 @@ builddir=${top_builddir:-.}
 fuzz=$builddir/rules/fuzz-rules
 secs=${RULES_FUZZ_SECONDS:-20}
 
-if [ ! -x "$fuzz" ]; then
-	echo "1..0 # SKIP rules/fuzz-rules not built: clang here lacks -fsanitize=fuzzer,address"
-	exit 0
-fi
-echo "1..1"
-tmp=$(mktemp -d /tmp/vsd-rules-fuzz.XXXXXX) || exit 99
-trap 'rm -rf "$tmp"' EXIT
-mkdir "$tmp/corpus" "$tmp/seeds"
-cp "$srcdir"/rules/examples/*.rules "$srcdir"/tests/rules/*.rules "$tmp/seeds/"
 . "$srcdir/tests/fuzz-lib.sh"
+fuzz_setup "$fuzz" rules-fuzz
+cp "$srcdir"/rules/examples/*.rules "$srcdir"/tests/rules/*.rules "$tmp/seeds/"
 fuzz_run "$fuzz" "$secs" 4096 ""

@@ -253,3 +253,6 @@ dist_noinst_SCRIPTS += tests/lint-figures.sh
 # stay within their line limits (no root).
 TESTS += tests/lint-man.sh
 dist_noinst_SCRIPTS += tests/lint-man.sh
+# The accept gate's files call downwards only, none over 800 lines (no root).
+TESTS += tests/lint-gate-calls.sh
+dist_noinst_SCRIPTS += tests/lint-gate-calls.sh

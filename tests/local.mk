@@ -41,6 +41,8 @@ tests_unit_test_gate_queue_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_decide_LDADD = $(GATEACCEPT_LIBS)
 GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/rec-share.trace tests/unit/gate-decide/rec-prefork.trace \
+	tests/unit/gate-decide/rec-insulation.trace tests/unit/gate-decide/rec-hosting.trace \
+	tests/unit/gate-decide/insulation.rules \
 	tests/unit/gate-decide/share-order.trace tests/unit/gate-decide/empty-vs.trace \
 	tests/unit/gate-decide/dead-skipped.trace tests/unit/gate-decide/rule-change.trace \
 	tests/unit/gate-decide/unknown-vs.trace tests/unit/gate-decide/requeue-head.trace \
@@ -48,6 +50,7 @@ GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
 	tests/unit/gate-decide/stay.rules
 dist_noinst_DATA += $(GATE_DECIDE_TRACES)
+dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 # The FastCGI records the accept gate peeks at (gates/accept/fcgi.c): real

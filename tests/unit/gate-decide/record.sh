@@ -7,6 +7,18 @@
 #   top_srcdir=. top_builddir=. tests/unit/gate-decide/record.sh OUTDIR
 # Each run is a few hundred lines; the replay (test-gate-decide) must give
 # every recorded answer. Not a test: what it records depends on timing.
+# rec-insulation.trace and rec-hosting.trace come from the benchmarks in
+# their default mode (fast path on), through a supervisor that adds the
+# option (vsd and vsctl run execute $VSD_GATE, vsctl-run(8)):
+#   printf '#!/bin/sh\nexec %s --trace "/tmp/t/trace-$$" "$@"\n' \
+#       "$PWD/gates/accept/vsd-gate" > /tmp/t/gate; chmod +x /tmp/t/gate
+#   VSD_GATE=/tmp/t/gate benchmarks/insulation --tiny --modes gate
+#   VSD_GATE=/tmp/t/gate benchmarks/hosting --tiny --modes gated
+# cut after a few hundred lines. The rules vsd pushed are not in a trace:
+# rec-insulation.trace starts with "rules insulation.rules", the VS and
+# accept lines of the benchmark's rule file; rec-hosting.trace needs none,
+# its connections are classified by their params (hold.c) and the decision
+# asks no rule for them.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 trap cleanup EXIT

@@ -10,7 +10,7 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
 	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf \
-	tests/unit/test-import-fold
+	tests/unit/test-import-fold tests/unit/test-gate-decide
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
 noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
@@ -36,6 +36,21 @@ tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBB
 # The accept gate's queues and aging, the remaining share, the VS table and
 # the accepted connection's key (gates/accept/, gates/socket/conntab.c).
 tests_unit_test_gate_queue_LDADD = $(GATEACCEPT_LIBS)
+# The accept gate's decision replaying traces of the real gate and traces
+# that state one property each (gates/accept/decision.c).
+tests_unit_test_gate_decide_LDADD = $(GATEACCEPT_LIBS)
+GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
+	tests/unit/gate-decide/rec-share.trace tests/unit/gate-decide/rec-prefork.trace \
+	tests/unit/gate-decide/rec-insulation.trace tests/unit/gate-decide/rec-hosting.trace \
+	tests/unit/gate-decide/insulation.rules \
+	tests/unit/gate-decide/share-order.trace tests/unit/gate-decide/empty-vs.trace \
+	tests/unit/gate-decide/dead-skipped.trace tests/unit/gate-decide/rule-change.trace \
+	tests/unit/gate-decide/unknown-vs.trace tests/unit/gate-decide/requeue-head.trace \
+	tests/unit/gate-decide/aging.trace tests/unit/gate-decide/stay.trace \
+	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
+	tests/unit/gate-decide/stay.rules
+dist_noinst_DATA += $(GATE_DECIDE_TRACES)
+dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
 # The FastCGI records the accept gate peeks at (gates/accept/fcgi.c): real
@@ -253,3 +268,6 @@ dist_noinst_SCRIPTS += tests/lint-figures.sh
 # stay within their line limits (no root).
 TESTS += tests/lint-man.sh
 dist_noinst_SCRIPTS += tests/lint-man.sh
+# The accept gate's files call downwards only, none over 800 lines (no root).
+TESTS += tests/lint-gate-calls.sh
+dist_noinst_SCRIPTS += tests/lint-gate-calls.sh

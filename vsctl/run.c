@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * vsctl run [--gate accept] --home VS [--name NAME] [--user U [--group G]]
- *           [--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]
+ *           [--pm-qos on|off] [--fast on|exact|off] [--trace FILE] -- CMD [ARGS...]
  *   checks its arguments and becomes vsd-gate (exec), the supervisor that
  *   stays in the foreground for the service's whole life; see vsctl-run(8).
  * vsctl services [--json]
@@ -57,7 +57,7 @@ alive(const char *path)
 }
 
 struct run_opts {
-	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast;
+	const char *home, *name, *gate, *map, *window, *user, *group, *pmqos, *fast, *trace;
 	int	 verbose;
 	int	 cmd;		/* argv index of the service's command */
 	char	 name_buf[VS_NAME_MAX + 1];	/* the default name */
@@ -81,6 +81,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		{ "group", offsetof(struct run_opts, group) },
 		{ "pm-qos", offsetof(struct run_opts, pmqos) },
 		{ "fast", offsetof(struct run_opts, fast) },
+		{ "trace", offsetof(struct run_opts, trace) },
 	};
 	int i;
 
@@ -101,7 +102,7 @@ run_parse(int argc, char **argv, struct run_opts *o)
 		if (strncmp(a, "--", 2) != 0)
 			return vsctl_fail(VX_USAGE, "run: unexpected argument '%s'; usage: vsctl run "
 			    "[--gate accept] --home VS [--name NAME] [--user USER [--group GROUP]] "
-			    "[--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]", a);
+			    "[--pm-qos on|off] [--fast on|exact|off] [--trace FILE] -- CMD [ARGS...]", a);
 		eq = strchr(a + 2, '=');
 		len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
 		for (k = 0; k < ARRAY_SIZE(opts); k++)
@@ -192,7 +193,7 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	struct stat st;
 	int n = 0, k, r;
 
-	if (!(all = calloc((size_t)(28 + argc - o->cmd), sizeof(*all))))
+	if (!(all = calloc((size_t)(30 + argc - o->cmd), sizeof(*all))))
 		return vsctl_fail(VX_INTERNAL, "run: out of memory");
 	gate_exe_path(exe, sizeof(exe));
 	all[n++] = exe;
@@ -227,6 +228,10 @@ run_exec_gate(int argc, char **argv, const struct run_opts *o, const char *socke
 	if (o->fast) {
 		all[n++] = "--fast";
 		all[n++] = (char *)o->fast;
+	}
+	if (o->trace) {
+		all[n++] = "--trace";
+		all[n++] = (char *)o->trace;
 	}
 	if (o->user) {
 		all[n++] = "--user";

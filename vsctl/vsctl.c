@@ -454,7 +454,8 @@ static const struct cmdspec cmds[] = {
 	{ "conns", do_remote, "name?", NULL, "conns [NAME] [--json]" },
 	{ "metrics", do_metrics, "", NULL, "metrics" },
 	{ "run", do_run, "", NULL, "run [--gate accept] --home VS [--name NAME] "
-	  "[--user USER [--group GROUP]] [--pm-qos on|off] [--fast on|exact|off] -- CMD [ARGS...]" },
+	  "[--user USER [--group GROUP]] [--pm-qos on|off] [--fast on|exact|off] [--trace FILE] "
+	  "-- CMD [ARGS...]" },
 	{ "services", do_services, "", NULL, "services [--json]" },
 	{ "top", do_top, "", NULL, "top [-b] [-n ITERATIONS] [-d SECONDS] "
 	  "[-s cpu|mem|name|procs|conns|throttle|events]" },

@@ -5,7 +5,7 @@
  * scheduler's sum_exec_runtime in ns, read through a descriptor kept open:
  * one pread, about a microsecond), charged to the VS the thread sat in
  * while it ran. The gate settles a thread's account when it moves the
- * thread (rebind() in gate.c) and when a client asks for the figures
+ * thread (gate_bind() in place.c) and when a client asks for the figures
  * (status.c), so the hot path pays one read per move, none per accept that
  * stays in the same VS. Exact for single-threaded and prefork services; on
  * pure cgroup v2 a move takes the whole process, and a sibling thread's
@@ -50,16 +50,6 @@ charge_settle(struct gate *g, struct service_thread *th)
 		v->charged_ns += now - th->cpu_mark;
 	th->cpu_mark = now;
 	th->cpu_vs = th->bound;
-}
-
-void
-charge_close(struct service_thread *th)
-{
-	if (th->sched_fd >= 0)
-		close(th->sched_fd);
-	th->sched_fd = -1;
-	th->cpu_vs = 0;
-	th->cpu_mark = 0;
 }
 
 struct settle_ctx {

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decision.h"
 #include "gate.h"
 #include "lib/buf.h"
 #include "lib/log.h"
@@ -116,45 +117,27 @@ gate_rules_load_file(const char *path, struct rules **rs)
 	return r;
 }
 
-static struct gate_vs *
-by_index(struct gate *g, int idx)
-{
-	return idx >= 0 && (size_t)idx < g->nid_of && g->id_of[idx] ?
-	    vs_table_find(&g->tab, g->id_of[idx]) : NULL;
-}
-
 struct gate_vs *
 gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req)
 {
-	struct rules_decision d;
-	struct gate_vs *t, *caller;
+	struct decision_state s;
+	struct gate_vs *t;
+	int rule;
 
-	if (!g->rules) {	/* the default rule: no lookup at all */
-		g->decided[RULES_TO_REQUESTER]++;
-		return req;
-	}
-	/* the caller: the VS the thread sits in, home while that is unknown */
-	if (!bound || !(caller = vs_table_find(&g->tab, bound)))
-		caller = vs_table_find(&g->tab, g->home);
-	if ((!caller || caller->ridx >= 0) && req->ridx >= 0)
-		d = rules_query(g->rules, RULES_GATE_ACCEPT, caller ? caller->ridx : -1, req->ridx);
-	else
-		d = rules_query_name(g->rules, RULES_GATE_ACCEPT, caller ? caller->name : NULL,
-				     req->name);
-	if ((unsigned)d.action < ARRAY_SIZE(g->decided))
-		g->decided[d.action]++;
-	switch (d.action) {
-	case RULES_STAY:
-		return NULL;
-	case RULES_TO_HOME:
-		return vs_table_find(&g->tab, g->home);
-	case RULES_TO_VS:
-		/* a VS of the file that vsd does not have (yet): serve at home */
-		return (t = by_index(g, d.vs)) ? t : vs_table_find(&g->tab, g->home);
-	case RULES_TO_REQUESTER:
-	default:
-		return req;
-	}
+	gate_decision_state(g, &s);
+	t = decide_target(&s, bound, req, &rule);
+	if ((unsigned)rule < ARRAY_SIZE(g->decided))
+		g->decided[rule]++;
+	return t;
+}
+
+static struct gate_vs *
+by_index(struct gate *g, int idx)
+{
+	struct decision_state s;
+
+	gate_decision_state(g, &s);
+	return decide_by_index(&s, idx);
 }
 
 struct gate_vs *

@@ -6,24 +6,39 @@
  * and re-binds the calling thread to that VS. See vsctl-run(8) for the policy.
  *
  * This header is the interface of libgateaccept.a, for vsd-gate.c, the unit
- * tests and the benchmarks. One job per file:
- *   gate.c          one notification, from gate_notify(): accept semantics,
- *                   draining, picking and the hand-over (the per-accept path)
+ * tests and the benchmarks. One job per file, each calling only files below
+ * it (tests/lint-gate-calls.sh), the per-accept path top to bottom:
+ *   gate.c          the shell: one notification, from gate_notify(); accept
+ *                   semantics; serves waiters; the tick
+ *   listener.c      which listener a caller's descriptor is; registering one
  *   fastpath.c      CONTINUE instead of a hand-over when the kernel's next
  *                   connection is the one the gate would pick (the socket
- *                   gate's arrival ring tells it the kernel's queue)
- *   queue.c         per-listener FIFOs per VS and the heap that orders them
+ *                   gate's arrival ring tells it the kernel's queue); fp.h
+ *     fp-model.c    its model of the kernel's accept queue, from the ring
+ *     fp-ring.c     the socket gate's maps, the ring, the guard
+ *   drain.c         the kernel's queue into the per-VS queues; dead clients
+ *   hold.c          holding a connection until its FastCGI params arrive,
+ *                   classification by them (fcgi.c parses the records)
+ *   enqueue.c       a drained connection into its VS's queue
+ *   decision.c      the decision, without I/O (decision.h): which queued
+ *                   connection an accept gets, where the thread serves it
+ *   handover.c      ADDFD: a connection as the caller's accept result
+ *   place.c         carrying out where a thread serves: the move, the charge
+ *   trace.c         --trace FILE: the decision's events and answers
+ *   answer.c        the seccomp answers (SEND, CONTINUE, ID_VALID)
+ *   install.c       a VS table and rules put in force; vs-table-vsd.c: the
+ *                   table vsd pushes; vsd-ask.c: asking vsd (start, refresh)
+ *   decide.c        the rules: where a thread serves a connection
+ *   queue.c         per-listener FIFOs per VS, the heap that orders them,
+ *                   the callers waiting on a listener
  *   share.c         CPU usage sampling, decaying window, remaining share, rank
+ *   charge.c        a thread's CPU time, charged to the VS it ran in
  *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
  *   classify.c      classification through the socket gate's table
  *   unixpeer.c      classification of Unix peers by their socket's cgroup
- *   hold.c          holding a connection until its FastCGI params arrive,
- *                   classification by them (fcgi.c parses the records)
  *   wakeup.c        the wake-up connection for event-loop services
- *   vs-table.c      the VS table (from vsd or a file) and its refresh
- *   vs-table-vsd.c  the table vsd pushes, or "gatetable" asked at start
- *   decide.c        the rules: where a thread serves a connection
+ *   vs-table.c      the VS table (from vsd or a file)
  *   status.c        the status socket read by `vsctl services`
  *   vsd-gate.c      main: fork + filter + exec, signals, the event loop
  */
@@ -65,6 +80,7 @@ struct gate_vs {
 	uint64_t active_t;		/* last time a connection of it was queued */
 	uint64_t cg2_id;		/* its cgroup2 directory's id (unixpeer.c);
 					 * 0 = not read yet, UINT64_MAX = none */
+	int	 trace_rank;		/* the rank the trace last gave (trace.c) */
 };
 
 struct vs_table {
@@ -87,8 +103,9 @@ int vs_table_parse(struct vs_table *t, const char *text);
 void vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_t *ngone);
 void vs_table_free(struct vs_table *t);
 int vs_table_load_file(struct vs_table *t, const char *path);
+/* vsd-ask.c: the table vsd has ("gatetable"). */
 int vs_table_load_vsd(struct vs_table *t, const char *sockpath);
-/* One request to vsd's control socket, its reply's body; 0 or -errno (a
+/* vsd-ask.c: one request to vsd's control socket, its reply's body; 0 or -errno (a
  * short timeout: it runs in the supervisor's event loop). */
 struct buf;
 int vsd_call(const char *sockpath, const char *cmd, struct buf *body);
@@ -169,6 +186,8 @@ void listen_free(struct gated_listener *l);
 struct vs_queue *queue_get(struct gated_listener *l, uint32_t vs_id, int create);
 void queue_push_tail(struct gated_listener *l, struct queued_conn *c, struct vs_table *t);
 void queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_table *t);
+/* The origin of the queues' times (the first listener's creation). */
+uint64_t queue_epoch(void);
 /* Take the head of the best queue; NULL when everything is empty. */
 struct queued_conn *queue_pop_best(struct gated_listener *l);
 /* Recompute every key from the VSs' current remaining shares. */
@@ -176,6 +195,9 @@ void queue_rekey(struct gated_listener *l, struct vs_table *t);
 /* Move the connections queued for vs_id to home's queue (VS destroyed). */
 void queue_reroute(struct gated_listener *l, uint32_t vs_id, uint32_t home, struct vs_table *t);
 void queue_sample_shares(struct gated_listener *l, struct vs_table *t, uint64_t now);
+struct gate;
+/* w was answered, or its caller is gone: off its listener's wait list. */
+void waiter_del(struct gate *g, struct pending_accept *w);
 
 /* --- wakeup.c --- */
 /* Make a non-blocking listener readable again while the gate holds connections. */
@@ -215,12 +237,10 @@ struct service_thread {
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
- * in, then start counting for the VS it is bound to now; all threads at once;
- * forget th's account (the thread ended, or its TID is reused). */
+ * in, then start counting for the VS it is bound to now; all threads at once. */
 struct gate;
 void charge_settle(struct gate *g, struct service_thread *th);
 void charge_settle_all(struct gate *g);
-void charge_close(struct service_thread *th);
 /* The thread's CPU time so far (ns), 0 if it cannot be read. */
 uint64_t charge_thread_cpu(struct service_thread *th);
 
@@ -242,7 +262,12 @@ void bind_stats(uint64_t *count, uint64_t *failed, unsigned *p50, unsigned *p99,
 struct service_thread *thread_get(pid_t tid, int *is_new);
 /* The thread we know by that id, without opening or checking anything. */
 struct service_thread *thread_find(pid_t tid);
+/* Take th out of the cache; it is handed back by thread_reap(). */
 void thread_forget(struct service_thread *th);
+/* A thread forgotten (it ended, or its TID came back), for the shell to
+ * end what the layers above keep of it, then thread_free(); NULL: none. */
+struct service_thread *thread_reap(void);
+void thread_free(struct service_thread *th);
 /* Move the thread into v unless it is already there. 0, 1 = moved, -errno. */
 int bind_thread(struct service_thread *th, struct gate_vs *v);
 /* The process's cgroup2 membership, moved lazily when it creates a socket. */
@@ -359,9 +384,17 @@ struct gate {
 	uint64_t pmqos_last;		/* the last accept (now_ns()) */
 	uint64_t pmqos_failed;		/* when the open failed; 0: it did not */
 	uint64_t pmqos_holds;		/* how many times it was taken */
+	/* trace.c: --trace FILE */
+	int	 tracing;
+	int	 trace_fd;
 };
 
 int gate_init(struct gate *g, int notify_fd);
+/* The held set (hold.c) is readable: queue what completed, serve its waiters. */
+void gate_hold_ready(struct gate *g);
+/* Periodic work; returns the next timer period in ms. */
+unsigned gate_tick(struct gate *g);
+void gate_close_all(struct gate *g);
 size_t gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_t max);
 /* What to poll for l: the listener, or the ring while a thread waits in the kernel. */
 int gate_listener_pollfd(const struct gated_listener *l);
@@ -369,29 +402,115 @@ int gate_listener_pollfd(const struct gated_listener *l);
 int gate_notify(struct gate *g);
 /* A listener with waiters became readable. */
 void gate_listener_ready(struct gate *g, struct gated_listener *l);
-/* The requester's VS by the socket gate's table; NULL: unknown or gone. */
-struct gate_vs *gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c);
-/* Queue c as v's (home's if v is NULL), as drain() does. */
-void gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *c,
-    struct gate_vs *v, uint64_t now);
 /* Connections were queued outside a drain: serve the waiters, or make an
  * event loop's listener readable. */
 void gate_released(struct gate *g, struct gated_listener *l);
 
-/* gate.c, for fastpath.c */
+/* --- listener.c --- */
+void listener_init(void);
+/* The gated listener behind the caller's descriptor fd; NULL and *not_ours
+ * for anything else (the call goes through). */
+struct gated_listener *listener_get(struct gate *g, struct service_thread *th, int fd,
+    int *not_ours);
+/* The gated listener that sfd (our dup of a service's descriptor) is, known
+ * or new (*fresh); NULL if it is none (sfd closed). before_listen: a TCP
+ * socket about to listen. */
+struct gated_listener *listener_of(struct gate *g, int sfd, int before_listen, int *fresh);
+/* AF_INET, AF_INET6 (TCP) or AF_UNIX (stream): a listener we gate; else 0. */
+int listener_family(int fd);
+/* Is the socket bound to a port (not one that listen() is to choose)? */
+int listener_port_bound(int fd);
+/* Forget l, registered for a listen() that failed. */
+void listener_unlink(struct gate *g, struct gated_listener *l);
+/* th listened on l at fd: l is kept while it has it there. */
+void listener_own(struct gated_listener *l, const struct service_thread *th, int fd);
+/* Does the service still have l? */
+int listener_in_use(struct gated_listener *l);
+void listener_drop(struct gated_listener *l);
+
+/* --- drain.c --- */
+/* Move what the kernel has queued on l into the per-VS queues. */
+void gate_drain(struct gate *g, struct gated_listener *l);
+/* c, which the decision picked, had its client hang up while queued:
+ * closed, counted; 1 if so. */
+int gate_drop_dead(struct gate *g, struct queued_conn *c);
+
+/* --- enqueue.c --- */
+/* The requester's VS by the socket gate's table; NULL: unknown or gone. */
+struct gate_vs *gate_requester(struct gate *g, struct gated_listener *l, struct queued_conn *c);
+/* Queue c as v's (home's if v is NULL), as the drain does. */
+void gate_enqueue(struct gate *g, struct gated_listener *l, struct queued_conn *c,
+    struct gate_vs *v, uint64_t now);
 /* The kernel's accept queue length (tcpi_unacked), -1 if unknown. */
 int gate_backlog(int fd);
-/* Answer notification id with CONTINUE; 0, or -errno (-ENOENT: interrupted). */
-int gate_continue(struct gate *g, uint64_t id);
-/* Bind th where the rules say it serves a connection of VS vs_id; the VS charged. */
-struct gate_vs *gate_rebind_vs(struct gate *g, struct service_thread *th, uint32_t vs_id);
-/* The VS with id (0: NULL), fetching the table at once for a VS created
- * after it was made. */
+/* The VS with id; NULL for 0 or an id the table does not have. */
 struct gate_vs *gate_vs_by_id(struct gate *g, uint32_t id);
 /* v had a connection now: keep its share sampled. */
 void gate_vs_active(struct gate *g, struct gate_vs *v, uint64_t now);
-/* w was answered: forget it. */
-void gate_waiter_done(struct gate *g, struct pending_accept *w);
+
+/* --- handover.c --- */
+/* Hand c to waiter w as its accept's result: 0, or -ENOENT (w was
+ * interrupted) / another -errno (w got it); then c is back at the head of
+ * its queue. w is gone either way. */
+struct decision;
+int gate_handover(struct gate *g, struct pending_accept *w, const struct decision *d);
+
+/* --- place.c --- */
+struct decision_state;
+/* The decision's view of g (decision.h). */
+void gate_decision_state(struct gate *g, struct decision_state *s);
+/* Carry out d for th: move it where d says, settle its CPU; the VS charged
+ * (d->c's VS becomes home's if its VS was destroyed under us). */
+struct gate_vs *gate_bind(struct gate *g, struct service_thread *th, const struct decision *d);
+/* Where the rules say th serves a connection of VS vs_id: decided and done. */
+struct gate_vs *gate_rebind_vs(struct gate *g, struct service_thread *th, uint32_t vs_id);
+
+/* --- install.c --- */
+/* Read the table again: ask vsd (at start, or on "refresh"), or the file. */
+void gate_refresh(struct gate *g, int force);
+/*
+ * Put a new VS table in force (it is moved from fresh), with the rules vsd
+ * applied if from_vsd and its rules hash changed: rules() loads them, or
+ * fails and the last good ones stay. Connections queued for a VS that is gone
+ * go home. Called between two notifications: no decision sees half of it.
+ */
+void gate_install(struct gate *g, struct vs_table *fresh, int from_vsd,
+		  int (*rules)(void *arg, struct rules **rs), void *arg);
+
+/* --- vs-table-vsd.c --- */
+/* A table and rules pushed by vsd on the status socket ("push TLEN RLEN" and
+ * the bytes): read, put in force, acknowledged on fd. */
+void gate_push(struct gate *g, int fd, const char *cmd);
+
+/* --- trace.c: --trace FILE, the decision's events and answers --- */
+struct decision;
+/* Create path (never an existing file, no link followed); 0 or -errno. */
+int trace_open(struct gate *g, const char *path);
+void trace_table(struct gate *g);
+void trace_arrive(struct gate *g, const struct gated_listener *l, const struct queued_conn *c);
+/* what: "dead" (closed instead of handed over), "requeue" (back to its head) */
+void trace_conn(struct gate *g, const char *what, const struct queued_conn *c);
+void trace_rekey(struct gate *g, const struct gated_listener *l);
+void trace_gone(struct gate *g, uint32_t id);
+/* The decision's answer as a trace line ("-> ...", no newline). */
+void trace_answer(char *b, size_t len, const struct decision *d);
+void trace_decision(struct gate *g, const struct gated_listener *l, const struct pending_accept *w,
+    const struct decision *d);
+/* The fast path let th's accept through ("head" or "direct"), bound to vs. */
+void trace_let_through(struct gate *g, const struct gated_listener *l,
+    const struct service_thread *th, const char *how, uint32_t vs);
+
+/* --- answer.c --- */
+struct seccomp_notif_resp;
+void gate_answer_init(struct seccomp_notif_resp *r);
+/* Answer notification id with error (0: success) and flags. */
+void gate_respond(struct gate *g, uint64_t id, int error, uint32_t flags);
+/* Answer notification id with CONTINUE; 0, or -errno (-ENOENT: interrupted). */
+int gate_continue(struct gate *g, uint64_t id);
+/* CONTINUE, counted as passed (a call the gate does not serve). */
+void gate_let_through(struct gate *g, uint64_t id);
+/* Is notification id still pending (its caller not interrupted)? */
+int gate_id_valid(struct gate *g, uint64_t id);
 
 /* --- fastpath.c --- */
 /* Where the socket gate's maps are: the directory of the table's pin; with
@@ -449,28 +568,13 @@ const char *records_hook(void);
 /* --- hold.c --- */
 /* Hold c until its params arrive, or classify it now if they are here. */
 void hold_add(struct gate *g, struct gated_listener *l, struct queued_conn *c, uint64_t now);
-/* The held set is readable: classify what completed. */
-void gate_hold_ready(struct gate *g);
-/* Serve from home what waited past the bound; 1 if anything is still held. */
-int hold_expire(struct gate *g, uint64_t now);
+/* The held set is readable: classify what completed, one connection a
+ * call; the listener it was queued on, NULL when none is left. */
+struct gated_listener *hold_ready_next(struct gate *g);
+/* Serve from home what waited past the bound, one a call; its listener, or NULL. */
+struct gated_listener *hold_expire_next(struct gate *g, uint64_t now);
 /* Close every held connection of l (NULL: of every listener). */
 void hold_close(struct gate *g, struct gated_listener *l);
-/* Periodic work; returns the next timer period in ms. */
-unsigned gate_tick(struct gate *g);
-/* Read the table again: ask vsd (at start, or on "refresh"), or the file. */
-void gate_refresh(struct gate *g, int force);
-/*
- * Put a new VS table in force (it is moved from fresh), with the rules vsd
- * applied if from_vsd and its rules hash changed: rules() loads them, or
- * fails and the last good ones stay. Connections queued for a VS that is gone
- * go home. Called between two notifications: no decision sees half of it.
- */
-void gate_install(struct gate *g, struct vs_table *fresh, int from_vsd,
-		  int (*rules)(void *arg, struct rules **rs), void *arg);
-/* A table and rules pushed by vsd on the status socket ("push TLEN RLEN" and
- * the bytes): read, put in force, acknowledged on fd. */
-void gate_push(struct gate *g, int fd, const char *cmd);
-void gate_close_all(struct gate *g);
 
 /* --- pmqos.c --- */
 /* An accept came: take the request if it is not held (--pm-qos on). */

@@ -235,8 +235,9 @@ hold_add(struct gate *g, struct gated_listener *l, struct queued_conn *c, uint64
 	l->held++;
 }
 
-/* c leaves the held set for v's queue (home's if NULL). */
-static void
+/* c leaves the held set for v's queue (home's if NULL); its listener,
+ * whose waiters the shell serves now. */
+static struct gated_listener *
 release(struct gate *g, struct queued_conn *c, struct gate_vs *v, uint64_t now)
 {
 	struct gated_listener *l = c->held_l;
@@ -244,47 +245,55 @@ release(struct gate *g, struct queued_conn *c, struct gate_vs *v, uint64_t now)
 	epoll_ctl(g->hold_epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	held_unlink(g, c);
 	gate_enqueue(g, l, c, v, now);
-	gate_released(g, l);
+	return l;
 }
 
-void
-gate_hold_ready(struct gate *g)
+/* One epoll_wait() per round of hold_ready_next(), as the shell calls it
+ * until NULL. */
+static struct epoll_event ready[64];
+static int nready = -1, iready;
+static uint64_t ready_now;
+
+struct gated_listener *
+hold_ready_next(struct gate *g)
 {
-	struct epoll_event ev[64];
 	struct gate_vs *v;
-	uint64_t now = 0;
-	int n, i;
 
 	if (!g->hold_open)
-		return;
-	n = epoll_wait(g->hold_epfd, ev, (int)ARRAY_SIZE(ev), 0);
-	for (i = 0; i < n; i++) {
-		struct queued_conn *c = ev[i].data.ptr;
-		int eof = !!(ev[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
+		return NULL;
+	if (nready < 0) {
+		nready = epoll_wait(g->hold_epfd, ready, (int)ARRAY_SIZE(ready), 0);
+		iready = 0;
+		ready_now = 0;
+	}
+	while (iready < nready) {
+		struct queued_conn *c = ready[iready].data.ptr;
+		int eof = !!(ready[iready++].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR));
 
 		if (!try_classify(g, c, &v, eof, eof ? &g->attrs_cut : NULL))
 			continue;
-		if (!now)
-			now = now_ns();
-		release(g, c, v, now);
+		if (!ready_now)
+			ready_now = now_ns();
+		return release(g, c, v, ready_now);
 	}
+	nready = -1;
+	return NULL;
 }
 
-int
-hold_expire(struct gate *g, uint64_t now)
+struct gated_listener *
+hold_expire_next(struct gate *g, uint64_t now)
 {
-	struct queued_conn *c, *next;
+	struct queued_conn *c;
 	struct gate_vs *v;
 
-	for (c = g->held_head; c; c = next) {
-		next = c->next;
+	for (c = g->held_head; c; c = c->next) {
 		if (now < c->deadline)
 			continue;
 		/* its params did not all come in time: never held forever */
 		try_classify(g, c, &v, 1, &g->attrs_timeout);
-		release(g, c, v, now);
+		return release(g, c, v, now);
 	}
-	return g->nheld > 0;
+	return NULL;
 }
 
 void

@@ -12,6 +12,13 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/profile.h \
 	gates/accept/seccomp-compat.h \
 	gates/accept/gate.c \
+	gates/accept/listener.c \
+	gates/accept/drain.c \
+	gates/accept/enqueue.c \
+	gates/accept/handover.c \
+	gates/accept/place.c \
+	gates/accept/answer.c \
+	gates/accept/install.c \
 	gates/accept/queue.c \
 	gates/accept/share.c \
 	gates/accept/rebind.c \
@@ -23,12 +30,19 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/wakeup.c \
 	gates/accept/vs-table.c \
 	gates/accept/vs-table-vsd.c \
+	gates/accept/vsd-ask.c \
 	gates/accept/decide.c \
+	gates/accept/decision.h \
+	gates/accept/decision.c \
+	gates/accept/trace.c \
 	gates/accept/status.c \
 	gates/accept/unixpeer.c \
 	gates/accept/unixpeer.h \
 	gates/accept/charge.c \
+	gates/accept/fp.h \
 	gates/accept/fastpath.c \
+	gates/accept/fp-model.c \
+	gates/accept/fp-ring.c \
 	gates/accept/records.c \
 	gates/accept/refuse.c \
 	gates/accept/pmqos.c

@@ -67,6 +67,12 @@ listen_new(int fd, dev_t dev, ino_t ino)
 	return l;
 }
 
+uint64_t
+queue_epoch(void)
+{
+	return t0;
+}
+
 void
 listen_free(struct gated_listener *l)
 {
@@ -338,4 +344,23 @@ queue_reroute(struct gated_listener *l, uint32_t vs_id, uint32_t home, struct vs
 		c->vs_id = home;
 		enqueue(l, c, t, 0);
 	}
+}
+
+void
+waiter_del(struct gate *g, struct pending_accept *w)
+{
+	struct gated_listener *l = w->l;
+
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		l->wait_head = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	else
+		l->wait_tail = w->prev;
+	if (w->th->waiter == w)
+		w->th->waiter = NULL;
+	g->nwaiters--;
+	free(w);
 }

@@ -47,6 +47,7 @@
 #define NTHASH	256
 
 static struct service_thread *thash[NTHASH];
+static struct service_thread *reaped;	/* forgotten, not yet freed (thread_reap) */
 static int pure_v2;
 static enum cg2_mode cg2_mode = CG2_LAZY;
 static int have_pidfd_thread = 1;
@@ -193,23 +194,16 @@ thread_get(pid_t tid, int *is_new)
 		return th;
 	if ((tgid = read_tgid(tid)) < 0)
 		return NULL;
-	if (th) {		/* TID reused by a new thread */
-		close(th->pidfd);
-		charge_close(th);
-		fp_thread_gone(th);
-	} else {
-		if (!(th = calloc(1, sizeof(*th))))
-			return NULL;
-		th->tid = tid;
-		th->sched_fd = -1;
-		th->hnext = *b;
-		*b = th;
-	}
+	if (th)			/* TID reused by a new thread: the old one is reaped */
+		thread_forget(th);
+	if (!(th = calloc(1, sizeof(*th))))
+		return NULL;
+	th->tid = tid;
+	th->sched_fd = -1;
+	th->hnext = *b;
+	*b = th;
 	th->tgid = tgid;
 	th->start = start_time(tgid, tid);
-	th->bound = 0;
-	th->cg2 = 0;
-	th->last_l = NULL;
 	th->pidfd = -1;
 	if (open_pidfd(th) < 0) {
 		thread_forget(th);
@@ -219,6 +213,12 @@ thread_get(pid_t tid, int *is_new)
 	return th;
 }
 
+/*
+ * Forgotten threads are not freed here: what the layers above keep of them
+ * (a fast path's direct waiter, a pending accept) is theirs to end, so they
+ * wait in a list the shell empties (thread_reap()), and this file calls
+ * nothing above it.
+ */
 void
 thread_forget(struct service_thread *th)
 {
@@ -229,10 +229,27 @@ thread_forget(struct service_thread *th)
 			*pp = th->hnext;
 			break;
 		}
+	th->hnext = reaped;
+	reaped = th;
+}
+
+struct service_thread *
+thread_reap(void)
+{
+	struct service_thread *th = reaped;
+
+	if (th)
+		reaped = th->hnext;
+	return th;
+}
+
+void
+thread_free(struct service_thread *th)
+{
 	if (th->pidfd >= 0)
 		close(th->pidfd);
-	charge_close(th);
-	fp_thread_gone(th);
+	if (th->sched_fd >= 0)
+		close(th->sched_fd);
 	free(th);
 }
 

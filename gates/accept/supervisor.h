@@ -31,6 +31,7 @@ struct opts {
 	int syslog;	/* --log syslog: our messages and the service's output */
 	unsigned stop_timeout;	/* s from SIGTERM to SIGKILL when stopping */
 	const char *rules;	/* --rules FILE: the rules, without vsd (tests) */
+	const char *trace;	/* --trace FILE: the decision's events and answers */
 	gid_t	 status_group;	/* --status-group: may read the status socket too;
 				 * (gid_t)-1 if none */
 	const char *user, *group;	/* --user, --group: whom the service runs as */

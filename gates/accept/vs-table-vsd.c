@@ -3,11 +3,8 @@
  * The VS table from vsd. vsd pushes it, with its rules, on our status socket
  * whenever either changes, and waits for our answer before it answers the
  * command that changed them (vsd/gate-push.c): gate_push() reads it between
- * two notifications. We ask vsd ourselves only at start and on "refresh",
- * never on the accept path: one "gatetable" request over the control socket
- * (vsd/cmd-gate.c); vsd_call() is the one way the supervisor asks vsd
- * (decide.c asks "gaterules" with it). vsd may be restarting or gone: then
- * this fails within GATE_VSD_TIMEOUT_MS, and vsd pushes once it is back.
+ * two notifications. We ask vsd ourselves only at start and on "refresh"
+ * (vsd-ask.c, vsd/cmd-gate.c).
  */
 #include "config.h"
 
@@ -21,51 +18,11 @@
 
 #include "gate.h"
 #include "lib/log.h"
-#include "lib/proto.h"
 
-/* A refresh runs in the supervisor's event loop: a hung vsd must not stall
- * accept() for long. */
-#define GATE_VSD_TIMEOUT_MS	250
 /* vsd writes a push at once after its request line */
 #define GATE_PUSH_TIMEOUT_MS	1000
 #define GATE_PUSH_MAX		(64u << 20)
 
-static int down;	/* log a lost vsd once, and its return once */
-
-int
-vsd_call(const char *sockpath, const char *cmd, struct buf *body)
-{
-	struct buf req = { 0 };
-	unsigned status;
-	int r;
-
-	proto_add(&req, cmd);
-	if ((r = proto_call(sockpath, &req, -1, &status, body, GATE_VSD_TIMEOUT_MS)) == 0 &&
-	    status != 0)
-		r = -EPROTO;
-	buf_free(&req);
-	return r;
-}
-
-int
-vs_table_load_vsd(struct vs_table *t, const char *sockpath)
-{
-	struct buf body = { 0 };
-	int r;
-
-	if ((r = vsd_call(sockpath, "gatetable", &body)) == 0)
-		r = vs_table_parse(t, body.p);
-	buf_free(&body);
-	if (r < 0 && !down) {
-		log_warnx("cannot reach vsd at %s (%s); serving with the last VS table", sockpath,
-		    strerror(-r));
-		down = 1;
-	} else if (r == 0 && down) {
-		log_info("vsd at %s is back", sockpath);
-		down = 0;
-	}
-	return r;
-}
 
 static int
 read_all(int fd, char *p, size_t len)

@@ -77,7 +77,7 @@ usage(void)
 	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
 	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
-	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)]\n"
+	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)] [--trace FILE]\n"
 	    "                -- CMD [ARGS...]\n");
 	exit(2);
 }
@@ -145,6 +145,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "stop-timeout", required_argument, NULL, 'T' },
 		{ "log", required_argument, NULL, 'l' },
 		{ "rules", required_argument, NULL, 'R' },
+		{ "trace", required_argument, NULL, 'X' },
 		{ "pidfd-thread", required_argument, NULL, 'P' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "group", required_argument, NULL, 'g' },
@@ -169,6 +170,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'v': o->verbose++; break;
 		case 'r': o->restart = 1; break;
 		case 'R': o->rules = optarg; break;
+		case 'X': o->trace = optarg; break;
 		case 'u': o->user = optarg; break;
 		case 'g': o->group = optarg; break;
 		case 'P': bind_pidfd_thread(on_off("--pidfd-thread", optarg)); break;
@@ -284,12 +286,15 @@ gate_setup(struct supervisor *sv)
 	g->pmqos = sv->o.pmqos;
 	g->fast = sv->o.fast;
 	g->svc_name = sv->o.name;	/* before the rules: which are this service's */
+	if (sv->o.trace && trace_open(g, sv->o.trace) < 0)
+		fatalx("--trace %s: cannot create it (see above)", sv->o.trace);
 	gate_refresh(g, 1);
 	if (g->tab.n == 0)
 		fatalx("no VS table from %s", sv->o.vsd_socket ? sv->o.vsd_socket : sv->o.table_file);
 	if (!(sv->home = vs_table_find_name(&g->tab, sv->o.home)))
 		fatalx("home VS %s does not exist", sv->o.home);
 	g->home = sv->home->id;
+	trace_table(g);
 	/* from vsd, the rules come with the table; else from --rules FILE */
 	if (sv->o.rules) {
 		struct rules *rs = NULL;

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The accept gate's decision, without I/O (the sans-I/O shape of ngtcp2):
+ * from an event and the gate's state to the action the shell carries out.
+ * It makes no system call and reads no global: everything it decides by is
+ * in struct decision_state, and what it changes is the listener's queues it
+ * is given (queue.c, a mechanism below it). The shell (gate.c) receives the
+ * notifications, asks, and carries out the answer: a hand-over (handover.c)
+ * after re-binding the thread (place.c), or the accept waits. A trace of
+ * the events and the answers (trace.c, vsd-gate --trace) replays through it
+ * (tests/unit/test-gate-decide.c).
+ *
+ * State: the VS table (each VS's rank, which share.c samples for the shell),
+ * the home VS, the rules vsd applied (NULL: the default rule, (accept, *,
+ * req = *) => (requester)), and per listener the gate's queues.
+ * Events: an accept by a thread bound to a VS (decide_accept), or a
+ * connection of a VS about to be served (decide_conn, for the fast path
+ * and for accepts outside the gate). Connections arriving, closing and the
+ * ranks re-sampled on the tick change the queues through queue.c.
+ */
+#ifndef VSD_GATE_ACCEPT_DECISION_H
+#define VSD_GATE_ACCEPT_DECISION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct gate_vs;
+struct gated_listener;
+struct queued_conn;
+struct rules;
+struct vs_table;
+
+struct decision_state {
+	struct vs_table *tab;
+	uint32_t home;
+	const struct rules *rules;	/* NULL: the default rule */
+	const uint32_t *id_of;		/* VS id per rules index (0: not in the table) */
+	size_t	 nid_of;
+};
+
+enum decision_kind {
+	DECIDE_EMPTY = 0,	/* nothing queued: the accept waits (EAGAIN if the
+				 * listener is non-blocking: the call's own semantics) */
+	DECIDE_HANDOVER,	/* hand c over, the thread in vs first */
+};
+
+struct decision {
+	enum decision_kind kind;
+	struct queued_conn *c;	/* taken off its queue */
+	/* where the thread serves it: NULL with stay (it stays where it is,
+	 * and the work is charged there), NULL without stay (no VS at all:
+	 * not even home is in the table) */
+	struct gate_vs *vs;
+	int	 stay;
+	int	 rule;		/* enum rules_action that decided (counted); -1: no rule asked */
+};
+
+/* An accept by a thread now in VS bound (0: unknown, taken as home) on l:
+ * the connection to serve, by the queues' order (queue.c: rank, aged by the
+ * wait), and where the thread serves it. */
+struct decision decide_accept(const struct decision_state *s, struct gated_listener *l,
+    uint32_t bound);
+/* Where a thread now in bound serves a connection of VS vs_id (0 or gone:
+ * home's), by the rules; by_content: its VS came from its request's params
+ * (hold.c), which the content rules already decided. */
+struct decision decide_conn(const struct decision_state *s, uint32_t bound, uint32_t vs_id,
+    int by_content);
+/* The rules alone: where a thread in bound serves a request of req; NULL
+ * means stay. *rule: the enum rules_action that decided. */
+struct gate_vs *decide_target(const struct decision_state *s, uint32_t bound,
+    struct gate_vs *req, int *rule);
+/* The VS of rules index idx, NULL if the table lacks it. */
+struct gate_vs *decide_by_index(const struct decision_state *s, int idx);
+
+#endif

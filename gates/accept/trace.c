@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vsd-gate --trace FILE: each event the decision sees and each answer it
+ * gives, one text line each, so that a run of the real gate replays through
+ * decision.c (tests/unit/test-gate-decide.c, which documents the format).
+ * Times are ns since the queues' epoch (queue_epoch()), the order's origin,
+ * so a replay computes the same keys. Off (!g->tracing): one test per
+ * event. The file is created by root: opened with no link followed, never
+ * an existing file.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "decision.h"
+#include "gate.h"
+#include "lib/log.h"
+#include "rules/rules.h"
+
+/* The rule's action by its vsrules(5) word; "none": no rule was asked. */
+static const char *
+rule_name(int rule)
+{
+	return rule >= 0 ? rules_action_name((enum rules_action)rule) : "none";
+}
+
+int
+trace_open(struct gate *g, const char *path)
+{
+	g->trace_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	g->tracing = g->trace_fd >= 0;
+	if (!g->tracing) {
+		int r = -errno;
+
+		log_warn("--trace %s", path);
+		return r;
+	}
+	return 0;
+}
+
+static void __attribute__((format(printf, 2, 3)))
+line(struct gate *g, const char *fmt, ...)
+{
+	char b[256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(b, sizeof(b), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(b) && write(g->trace_fd, b, (size_t)n) != n) {
+		log_warn("%s: write; tracing stops", __func__);
+		close(g->trace_fd);
+		g->tracing = 0;
+	}
+}
+
+/* The VS's rank now, which the line says: the replay's is that from here on. */
+static int
+rank_of(struct gate *g, uint32_t id)
+{
+	struct gate_vs *v = vs_table_find(&g->tab, id);
+
+	if (!v)
+		return 0;
+	v->trace_rank = v->rank_bp;
+	return v->rank_bp;
+}
+
+void
+trace_table(struct gate *g)
+{
+	size_t i;
+
+	if (!g->tracing)
+		return;
+	line(g, "table home=%u\n", g->home);
+	for (i = 0; i < g->tab.n; i++) {
+		g->tab.v[i].trace_rank = g->tab.v[i].rank_bp;
+		line(g, "vs id=%u name=%s rank=%d\n", g->tab.v[i].id, g->tab.v[i].name,
+		     g->tab.v[i].rank_bp);
+	}
+}
+
+void
+trace_conn(struct gate *g, const char *what, const struct queued_conn *c)
+{
+	if (!g->tracing)
+		return;
+	/* what a key is computed from: the VS's rank now, the head's time */
+	line(g, "%s c=%d vs=%u t=%llu rank=%d content=%d\n", what, c->fd, c->vs_id,
+	     (unsigned long long)(c->t_enq - queue_epoch()), rank_of(g, c->vs_id), c->by_content);
+}
+
+void
+trace_arrive(struct gate *g, const struct gated_listener *l, const struct queued_conn *c)
+{
+	if (!g->tracing)
+		return;
+	line(g, "arrive l=%lu c=%d vs=%u t=%llu rank=%d content=%d\n", (unsigned long)l->ino,
+	     c->fd, c->vs_id, (unsigned long long)(c->t_enq - queue_epoch()),
+	     rank_of(g, c->vs_id), c->by_content);
+}
+
+void
+trace_rekey(struct gate *g, const struct gated_listener *l)
+{
+	size_t i;
+
+	if (!g->tracing)
+		return;
+	/* only the ranks that changed since the trace last gave them */
+	for (i = 0; i < g->tab.n; i++)
+		if (g->tab.v[i].trace_rank != g->tab.v[i].rank_bp) {
+			g->tab.v[i].trace_rank = g->tab.v[i].rank_bp;
+			line(g, "rank id=%u rank=%d\n", g->tab.v[i].id, g->tab.v[i].rank_bp);
+		}
+	line(g, "rekey l=%lu\n", (unsigned long)l->ino);
+}
+
+void
+trace_gone(struct gate *g, uint32_t id)
+{
+	if (g->tracing)
+		line(g, "gone id=%u home=%u\n", id, g->home);
+}
+
+void
+trace_answer(char *b, size_t len, const struct decision *d)
+{
+	if (d->kind == DECIDE_EMPTY)
+		snprintf(b, len, "-> empty");
+	else if (d->stay)
+		snprintf(b, len, "-> handover c=%d vs=stay rule=%s", d->c->fd, rule_name(d->rule));
+	else
+		snprintf(b, len, "-> handover c=%d vs=%u rule=%s", d->c->fd, d->vs ? d->vs->id : 0,
+			 rule_name(d->rule));
+}
+
+void
+trace_decision(struct gate *g, const struct gated_listener *l, const struct pending_accept *w,
+    const struct decision *d)
+{
+	char b[128];
+
+	if (!g->tracing)
+		return;
+	line(g, "accept l=%lu tid=%d bound=%u\n", (unsigned long)l->ino, (int)w->th->tid,
+	     w->th->bound);
+	trace_answer(b, sizeof(b), d);
+	line(g, "%s\n", b);
+}
+
+void
+trace_let_through(struct gate *g, const struct gated_listener *l, const struct service_thread *th,
+    const char *how, uint32_t vs)
+{
+	if (g->tracing)
+		line(g, "continue l=%lu tid=%d how=%s vs=%u\n", (unsigned long)l->ino, (int)th->tid,
+		     how, vs);
+}

@@ -14,8 +14,9 @@
 # copy it: a dot directory, which image.sh's removal of outdated images (its
 # glob */) leaves alone.
 #
-# Where there is no previous release to build (a release tarball has no
-# history; a shallow clone may lack the commit), DIR holds no package but a
+# A shallow clone without the commit fetches it from its origin. Where there
+# is no previous release to build (a release tarball has no history; a
+# shallow clone whose origin cannot give the commit), DIR holds no package but a
 # file why-not saying why, exit status 0, and the upgrade test skips with
 # that reason. A failed build exits 1.
 set -eu
@@ -33,7 +34,7 @@ none() {
 git -C "$top" rev-parse --git-dir >/dev/null 2>&1 ||
 	none "this tree is no git clone (a release tarball?): no previous release to build"
 [ "$(git -C "$top" rev-parse --show-toplevel)" = "$top" ] ||
-	none "this tree is not the top of its git clone"
+	none "this tree is no git clone of its own (a release tarball unpacked in another clone?)"
 current=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")
 [ -n "$current" ] || { echo "deb-previous.sh: no version in configure.ac's AC_INIT" >&2; exit 1; }
 
@@ -49,9 +50,15 @@ if [ -z "$commit" ]; then
 	set -- $(sed -e 's/#.*//' "$top/debian/upgrade-from" | awk 'NF { print; exit }')
 	[ $# = 2 ] || { echo "deb-previous.sh: debian/upgrade-from: want one line VERSION COMMIT" >&2; exit 1; }
 	version=$1 commit=$2 from="debian/upgrade-from"
+	shallow=$(git -C "$top" rev-parse --is-shallow-repository)
+	# a shallow clone (CI's often is) fetches that one commit from its origin
+	if ! git -C "$top" cat-file -e "$commit^{commit}" 2>/dev/null && [ "$shallow" = true ]; then
+		git -C "$top" fetch -q --depth=1 --no-tags origin "$commit" 2>/dev/null || true
+	fi
 	git -C "$top" cat-file -e "$commit^{commit}" 2>/dev/null ||
-		none "the previous release $version ($commit, debian/upgrade-from) is not in this clone (shallow?)"
-	git -C "$top" merge-base --is-ancestor "$commit" HEAD ||
+		none "the previous release $version ($commit, debian/upgrade-from) is not in this clone, nor could it be fetched from its origin"
+	# a shallow history cannot say; the version check below still holds
+	[ "$shallow" = true ] || git -C "$top" merge-base --is-ancestor "$commit" HEAD ||
 		none "the previous release $version ($commit, debian/upgrade-from) is not an ancestor of HEAD"
 fi
 [ "$version" != "$current" ] ||
@@ -74,7 +81,11 @@ if ! ls "$dir"/vsd_*.deb >/dev/null 2>&1; then
 		{ echo "deb-previous.sh: $version ($commit) has no scripts/vm/deb.sh to build it with" >&2; exit 1; }
 	# its deb.sh alone decides how it builds: none of this run's settings
 	env -u BUILDDIR -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
-		"$work/src/scripts/vm/deb.sh" "$work/out" >/dev/null
+		"$work/src/scripts/vm/deb.sh" "$work/out" >"$work/build.log" 2>&1 || {
+		tail -40 "$work/build.log" >&2
+		echo "deb-previous.sh: building $version ($commit) failed" >&2
+		exit 1
+	}
 	rm -rf "$dir"
 	mv "$work/out" "$dir"
 	echo "deb-previous.sh: built $version ($from, $commit) in $(( $(date +%s) - start )) s" >&2

@@ -188,7 +188,9 @@ if [ "$BOOT" = 1 ]; then
 		is "$(vsctl --version)" "vsctl $version" "vsctl is the new version"
 		check "vsd runs after the upgrade, restarted" wait_active "$old"
 		is "$(journalctl -u vsd --since "$since" --no-pager -o cat | grep -c '^Started vsd')" 1 \
-			"the upgrade started vsd once (after the new files were in place)"
+			"the upgrade started vsd once"
+		# started after the unpack: not the old binary, deleted under it
+		is "$(readlink "/proc/$(main_pid)/exe")" /usr/sbin/vsd "vsd runs the new binary"
 		is "$(snapshot)" "$before" "after the upgrade: same VSs, limits and pids"
 		is "$(svc echo pid)" "$sp" "the declared service kept its pid"
 		is "$(systemctl is-active vsd-vsd-echo.service)" active "its supervisor's unit is active"

@@ -80,7 +80,8 @@ skip_reason() { printf '%s\n' "$VM_SKIP" | awk -v t="$1" '$1 == t { sub(/^[^ ]+ 
 # One line of scripts.tsv; the counts from an automake .trs or a TAP file.
 record() {	# NAME SECONDS RESULT FILE [REASON]
 	local counts
-	counts=$(awk '/^:test-result: (PASS|XFAIL)/ || /^ok / { p++ }
+	counts=$(awk '/^ok .*# [Ss][Kk][Ii][Pp]/ { s++; next }
+		/^:test-result: (PASS|XFAIL)/ || /^ok / { p++ }
 		/^:test-result: (FAIL|XPASS|ERROR)/ || /^not ok / { f++ }
 		/^:test-result: SKIP/ { s++ }
 		END { printf "%d\t%d\t%d", p, f, s }' "$4" 2>/dev/null) || counts="0	0	0"
@@ -119,11 +120,14 @@ run_one() {
 }
 
 # package.sh keeps its state in a directory of its own, carried across the
-# reboot in results/.
+# reboot in results/. previous/: the previous release's package, or why-not
+# (scripts/vm/deb-previous.sh).
 run_package() {
 	local work start name="tests/vm/package.sh#$boot" result=PASS
 	work=$(mktemp -d)
 	cp "$top"/tests/vm/debs/vsd_*.deb "$work/"
+	mkdir "$work/previous"
+	cp "$top"/tests/vm/debs/previous/* "$work/previous/" 2>/dev/null
 	cp "$res/package-state" "$work/" 2>/dev/null
 	echo "$name $(date +%s)" >"$res/running"
 	start=$(date +%s)

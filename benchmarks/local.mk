@@ -13,6 +13,8 @@
 #                        -Q adds a server with --pm-qos on, -N one under
 #                        notify-floor.c (the mechanism's floor)
 #   rebind-favordynmods  re-binding with and without cgroup2 favordynmods
+#   rebind-saturated     hand-over and re-binding while CPU hogs keep every
+#                        CPU busy: the supervisor's scheduling class
 #                        (VM tier guest only: the remount is for good)
 #   accept-attrs-cost    what classifying by FastCGI params adds per accept
 #   fcgi-peek            its peek and parse alone (fcgi-peek.c)
@@ -76,7 +78,8 @@ benchmarks_notify_floor_SOURCES = benchmarks/notify-floor.c
 dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpushare benchmarks/netshare \
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
-	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods
+	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
+	benchmarks/rebind-saturated
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
@@ -86,7 +89,7 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/conntab-quota.md benchmarks/results/correctness-accept-gate.md benchmarks/results/cpushare.md \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/fcgi-fuzz.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
 	benchmarks/results/hosting.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
-	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md \
+	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-saturated.md \
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
 	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
@@ -95,7 +98,7 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
 	benchmarks/results/hosting.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
 	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
-	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rules-attrs.csv \
+	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
@@ -103,4 +106,4 @@ dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair
 bench-report:
 	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \
-	rebind-favordynmods.csv
+	rebind-favordynmods.csv rebind-saturated.csv

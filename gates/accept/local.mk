@@ -68,7 +68,7 @@ CLEANFILES += gates/accept/unixpeer.bpf.o gates/accept/unixpeer.skel.h
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate
 gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.h \
-	gates/accept/service.c
+	gates/accept/service.c gates/accept/sched.c
 gates_accept_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS)
 gates_accept_vsd_gate_LDADD = $(GATEACCEPT_LIBS)
 

@@ -153,6 +153,7 @@ child(const struct opts *o, const struct gate_vs *home, int sock, const sigset_t
 			_exit(126);
 	}
 	sigprocmask(SIG_SETMASK, oldmask, NULL);
+	sched_child();
 	execvp(o->argv[0], o->argv);
 	fprintf(stderr, "vsd-gate: %s: %s\n", o->argv[0],
 	    errno == ENOENT ? "command not found" : strerror(errno));

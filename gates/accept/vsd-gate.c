@@ -75,6 +75,7 @@ usage(void)
 	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup auto|on|off]\n"
 	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
+	    "                [--sched fifo|off]\n"
 	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)] [--trace FILE]\n"
@@ -84,6 +85,7 @@ usage(void)
 
 static const char *const cg2_names[] = { "lazy", "always", "never" };
 static const char *const sync_names[] = { "auto", "on", "off" };
+static const char *const sched_names[] = { "fifo", "off" };
 
 /* arg's index in names[n] (the enum's order), or a fatal "expected a, b or c". */
 static int
@@ -139,6 +141,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 		{ "cgroup2", required_argument, NULL, 'c' },
 		{ "sync-wakeup", required_argument, NULL, 'y' },
 		{ "warm", required_argument, NULL, 'W' },
+		{ "sched", required_argument, NULL, 'C' },
 		{ "pm-qos", required_argument, NULL, 'Q' },
 		{ "fast", required_argument, NULL, 'F' },
 		{ "restart", no_argument, NULL, 'r' },
@@ -181,6 +184,7 @@ parse_opts(int argc, char **argv, struct opts *o)
 			o->sync = keyword("--sync-wakeup", optarg, sync_names, 3);
 			break;
 		case 'W': o->nowarm = !on_off("--warm", optarg); break;
+		case 'C': o->nosched = keyword("--sched", optarg, sched_names, 2); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
 		case 'F':
 			if ((o->fast = gate_fast_parse(optarg)) < 0)
@@ -630,6 +634,7 @@ on_tick(struct supervisor *sv)
 		return;
 	if (sv->st.notify_fd >= 0)
 		np = gate_tick(&sv->g);
+	sched_tick(now);
 	if (sv->kill_at && now >= sv->kill_at) {
 		log_warnx("service %s: still running %u s after SIGTERM; SIGKILL", sv->o.name,
 		    sv->o.stop_timeout);
@@ -737,6 +742,8 @@ main(int argc, char **argv)
 		fatalx("--user: %s", err);
 	gate_setup(&sv);
 	loop_setup(&sv);
+	/* needs CAP_SYS_NICE, and comes before the service's first fork */
+	sched_supervisor(!sv.o.nosched);
 	drop_privileges(&sv);
 	if (run_start(&sv) < 0)
 		run_end(&sv);

@@ -317,6 +317,25 @@ sed -i "s|^http {|include $H/nginx/missing.conf;\nhttp {|" "$H/nginx/nginx.conf"
 refused "nginx: a missing include" "$H" \
 	"$H/nginx/nginx.conf:4: open() \"$H/nginx/missing.conf\" failed (2: No such file or directory)" --nginx
 
+# A handler for the whole server (Debian's a2enconf php8.2-fpm), in a file
+# apache2.conf includes: the vhosts with none of their own use it; a vhost's
+# own handler wins
+H=$T/hs
+gen "$H" 3
+sed -i '/FilesMatch\|SetHandler/d' "$H/apache2/sites/site001.conf" "$H/apache2/sites/site002.conf"
+sed -i "s|$H/root/run/php/shared.sock|$H/root/run/php/one.sock|" "$H/apache2/sites/site003.conf"
+mkdir "$H/apache2/conf"
+printf '<FilesMatch ".+\\.ph(?:ar|p|tml)$">\n\tSetHandler "proxy:unix:%s|fcgi://localhost"\n</FilesMatch>\n' \
+	"$H/root/run/php/shared.sock" >"$H/apache2/conf/php8.2-fpm.conf"
+sed -i 's|^IncludeOptional sites|IncludeOptional conf/*.conf\nIncludeOptional sites|' "$H/apache2/apache2.conf"
+imp "$H" --apache -o "$H/out.rules"
+is "$RC" 0 "a server-wide handler: exit 0"
+like "$(grep '^pool shared ' "$H/report")" "serves 2 accounts: gate it;" \
+	"the two vhosts with no handler of their own use the server's: the shared pool serves 2 accounts"
+like "$(grep '^pool one ' "$H/report")" "serves one account, ${ACCT[2]}: keep it" \
+	"the vhost with its own handler keeps it"
+check "the file gates the shared pool" grep -q '^service php82-fpm ' "$H/out.rules"
+
 # Names that are not VS names: mapped, reported, and the file is written
 H=$T/h6
 gen "$H" 4

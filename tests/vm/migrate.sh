@@ -33,7 +33,10 @@ on_exit "rm -rf $OUT && mkdir -p $OUT && cp $W/*.out $OUT/"
 on_exit "dpkg -s vsd && DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq vsd"
 export LC_ALL=C
 
-# The sites: host, front end (its port), account, PHP-FPM socket
+# The sites: host, front end (its port), account, PHP-FPM socket. Apache
+# reaches the shared pool as Debian sets it up, through the handler
+# a2enconf php8.2-fpm sets for the whole server; nginx names the socket in
+# each server block.
 SITES='alice.example      80   alice /run/php/php8.2-fpm.sock
 shop.alice.example 80   alice /run/php/php8.2-fpm.sock
 bob.example        80   bob   /run/php/php8.2-fpm.sock
@@ -58,9 +61,6 @@ while read -r host port acct sock; do
 		    ServerAlias www.$host
 		    DocumentRoot /var/www/$host
 		    DirectoryIndex index.php
-		    <FilesMatch \.php\$>
-		        SetHandler "proxy:unix:$sock|fcgi://localhost"
-		    </FilesMatch>
 		</VirtualHost>
 		EOF
 		a2ensite -q "$host" >/dev/null
@@ -95,7 +95,8 @@ pm.start_servers = 2
 pm.min_spare_servers = 1
 pm.max_spare_servers = 3
 EOF
-a2enmod -q proxy_fcgi >/dev/null
+a2enmod -q proxy_fcgi setenvif >/dev/null
+a2enconf -q php8.2-fpm >/dev/null
 check "the example server starts: php8.2-fpm, apache2, nginx" \
 	systemctl enable --now php8.2-fpm apache2 nginx
 

@@ -137,12 +137,12 @@ EOF
 }
 
 # imp DIR [ARGS...]: vsctl import of DIR's configuration (the report on
-# DIR/report, the exit status in RC)
+# DIR/report, the exit status in RC), run through $IMP_AS if set
 imp() {
 	local d=$1
 	shift
 	APACHE_CONFDIR=$d/apache2 VSCTL_NGINX="nginx -c $d/nginx/nginx.conf -p $d/" \
-		"$VSCTL" import --root "$d/root" "$@" 2>"$d/report"
+		${IMP_AS:-} "$VSCTL" import --root "$d/root" "$@" 2>"$d/report"
 	RC=$?
 }
 
@@ -272,19 +272,25 @@ gen "$H" 3
 echo "Include $H/apache2/missing.conf" >>"$H/apache2/apache2.conf"
 refused "a missing Include" "$H" "$H/apache2/apache2.conf:14: Could not open configuration file $H/apache2/missing.conf: No such file or directory" --apache
 
+# An include only root may read, imported by another user: the whole
+# configuration readable but that file, and DIR writable by that user (so
+# "nothing written" is the import's doing)
+NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 H=$T/h2
 gen "$H" 3
+chmod -R a+rX "$H"
+chmod a+w "$H"
 chmod 0600 "$H/apache2/sites/site002.conf"
-chmod -R a+rX "$H/root" "$H/nginx"
-chmod a+rx "$H" "$H/apache2" "$H/apache2/sites"
-chmod a+r "$H/apache2/apache2.conf" "$H/apache2/sites/site001.conf" "$H/apache2/sites/site003.conf"
-rm -f "$H/out.rules"
-APACHE_CONFDIR=$H/apache2 setpriv --reuid=65534 --regid=65534 --clear-groups \
-	"$VSCTL" import --apache --root "$H/root" -o "$T/h2out.rules" 2>"$H/report"
-is "$?" 7 "an unreadable Include (not root): exit 7"
-check "an unreadable Include: the error names the file and line" \
-	grep -qxF "$H/apache2/apache2.conf:13: Could not open configuration file $H/apache2/sites/site002.conf: Permission denied" "$H/report"
-check "an unreadable Include: nothing written" test ! -e "$T/h2out.rules"
+IMP_AS=$NOBODY refused "an unreadable Include (not root)" "$H" \
+	"$H/apache2/apache2.conf:13: Could not open configuration file $H/apache2/sites/site002.conf: Permission denied" --apache
+
+H=$T/h2n
+gen "$H" 3
+chmod -R a+rX "$H"
+chmod a+w "$H"
+chmod 0600 "$H/nginx/sites/site002.conf"
+IMP_AS=$NOBODY refused "nginx: an unreadable include (not root)" "$H" \
+	"$H/nginx/nginx.conf:6: open() \"$H/nginx/sites/site002.conf\" failed (13: Permission denied)" --nginx
 
 H=$T/h3
 gen "$H" 3
@@ -311,6 +317,25 @@ sed -i "s|^http {|include $H/nginx/missing.conf;\nhttp {|" "$H/nginx/nginx.conf"
 refused "nginx: a missing include" "$H" \
 	"$H/nginx/nginx.conf:4: open() \"$H/nginx/missing.conf\" failed (2: No such file or directory)" --nginx
 
+# A handler for the whole server (Debian's a2enconf php8.2-fpm), in a file
+# apache2.conf includes: the vhosts with none of their own use it; a vhost's
+# own handler wins
+H=$T/hs
+gen "$H" 3
+sed -i '/FilesMatch\|SetHandler/d' "$H/apache2/sites/site001.conf" "$H/apache2/sites/site002.conf"
+sed -i "s|$H/root/run/php/shared.sock|$H/root/run/php/one.sock|" "$H/apache2/sites/site003.conf"
+mkdir "$H/apache2/conf"
+printf '<FilesMatch ".+\\.ph(?:ar|p|tml)$">\n\tSetHandler "proxy:unix:%s|fcgi://localhost"\n</FilesMatch>\n' \
+	"$H/root/run/php/shared.sock" >"$H/apache2/conf/php8.2-fpm.conf"
+sed -i 's|^IncludeOptional sites|IncludeOptional conf/*.conf\nIncludeOptional sites|' "$H/apache2/apache2.conf"
+imp "$H" --apache -o "$H/out.rules"
+is "$RC" 0 "a server-wide handler: exit 0"
+like "$(grep '^pool shared ' "$H/report")" "serves 2 accounts: gate it;" \
+	"the two vhosts with no handler of their own use the server's: the shared pool serves 2 accounts"
+like "$(grep '^pool one ' "$H/report")" "serves one account, ${ACCT[2]}: keep it" \
+	"the vhost with its own handler keeps it"
+check "the file gates the shared pool" grep -q '^service php82-fpm ' "$H/out.rules"
+
 # Names that are not VS names: mapped, reported, and the file is written
 H=$T/h6
 gen "$H" 4
@@ -336,4 +361,28 @@ check "a document root that does not exist is reported, not mapped" \
 vsctl check --dump "$H/out.rules" | grep '^site ' >"$H/dump"
 is "$(grep -c . "$H/dump") $(grep -c "site003.* vs imp$$-dot-2$" "$H/dump") $(grep -c "site004.* vs imp$$-dot$" "$H/dump")" "3 1 1" \
 	"the checked file binds each site to its owner's VS"
+
+# --per-site: host names that are not VS names, mapped as vsctl(8) says,
+# each mapping reported, and the file written
+H=$T/h7
+gen "$H" 4
+LONG=a-very-long-host-name-for-one-site.example
+sed -i 's/server_name site001.example www.site001.example/server_name 1st.example/' "$H/nginx/sites/site001.conf"
+sed -i 's/server_name site002.example www.site002.example/server_name home/' "$H/nginx/sites/site002.conf"
+sed -i "s/server_name site003.example www.site003.example/server_name $LONG/" "$H/nginx/sites/site003.conf"
+sed -i "s/server_name site004.example www.site004.example/server_name ${LONG}2/" "$H/nginx/sites/site004.conf"
+imp "$H" --nginx --per-site -o "$H/out.rules"
+is "$RC" 0 "--per-site, host names that are not VS names: exit 0"
+V31=${LONG:0:31} V29=${LONG:0:29}
+is "$(sed -n '/^renamed:$/,$p' "$H/report")" "renamed:
+site \"1st.example\" is VS u1st-example
+site \"$LONG\" is VS $V31
+site \"${LONG}2\" is VS $V29-2
+site \"home\" is VS vs-home" \
+	"each mapping reported: a u before a digit, cut to 31, -2 after a name taken, vs- before a reserved word"
+vsctl check --dump "$H/out.rules" | grep '^site ' | sed 's/ docroot [^ ]*//' | sort >"$H/dump"
+is "$(cat "$H/dump")" "site 1st.example vs u1st-example
+site $LONG vs $V31
+site ${LONG}2 vs $V29-2
+site home vs vs-home" "the checked file binds each site to its mapped VS"
 done_testing

@@ -76,7 +76,7 @@ dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
 dist_noinst_DATA += tests/hostile.tab
 # The VM tier's guest side (scripts/test --vm).
 dist_noinst_SCRIPTS += tests/vm/guest.sh tests/vm/package.sh tests/vm/selftest.sh \
-	tests/vm/favordynmods.sh
+	tests/vm/favordynmods.sh tests/vm/migrate.sh
 
 # --- The socket gate (gates/socket/).
 # net-probe makes real traffic on loopback and reads it back off the wire;

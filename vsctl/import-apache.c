@@ -8,6 +8,11 @@
  * inside the vhost are read where they stand). Asking Apache, rather than
  * walking its Include tree ourselves, gets exactly the vhosts it serves,
  * Defines, IfModule and all.
+ *
+ * A vhost with no handler of its own takes the one set for the whole
+ * server: Debian's php8.2-fpm package has Apache use its pool for every
+ * vhost that way (a2enconf php8.2-fpm). That one is read from
+ * ServerRoot/apache2.conf and what it includes, outside every <VirtualHost>.
  */
 #include "config.h"
 
@@ -26,6 +31,7 @@
 struct ap {
 	struct imp *im;
 	char	 serverroot[4096];
+	int	 server;	/* reading the server's own directives, not a vhost's */
 };
 
 /* The words of a directive line: quotes group, a backslash escapes in them. */
@@ -174,10 +180,14 @@ ap_lines(struct ap *a, struct imp_site *s, const char *file, unsigned from, int 
 			continue;
 		}
 		if (strcasecmp(w[0], "</VirtualHost>") == 0) {
-			if (from && --vdepth == 0)
+			if (vdepth)
+				vdepth--;
+			if (from && vdepth == 0)
 				break;
 			continue;
 		}
+		if (a->server && vdepth)
+			continue;
 		if (strcasecmp(w[0], "ServerName") == 0 && n > 1) {
 			free(s->host);
 			s->host = strdup(w[1]);
@@ -204,6 +214,31 @@ ap_lines(struct ap *a, struct imp_site *s, const char *file, unsigned from, int 
 	free(line);
 	fclose(f);
 	return 0;
+}
+
+/* The server-wide handler, for the vhosts from site `first` on that have none. */
+static void
+ap_server_handler(struct ap *a, size_t first)
+{
+	struct imp_site srv = { 0 };
+	char conf[8192];
+	size_t i;
+
+	for (i = first; i < a->im->nsite && a->im->site[i].fcgi; i++)
+		;
+	if (i == a->im->nsite)
+		return;
+	snprintf(conf, sizeof(conf), "%s/apache2.conf", a->serverroot);
+	if (!(srv.file = strdup(conf)))
+		return;
+	srv.line = 1;
+	a->server = 1;
+	ap_lines(a, &srv, conf, 0, 0);
+	a->server = 0;
+	for (i = first; srv.fcgi && i < a->im->nsite; i++)
+		if (!a->im->site[i].fcgi)
+			a->im->site[i].fcgi = strdup(srv.fcgi);
+	imp_site_free(&srv);
 }
 
 /* Apache's own error: "Syntax error on line N of FILE:" then the message, on
@@ -234,6 +269,8 @@ imp_apache(struct imp *im, const char *cmd)
 	struct ap a = { .im = im };
 	char *p, *eol, *next;
 	int r;
+
+	size_t first = im->nsite;
 
 	snprintf(a.serverroot, sizeof(a.serverroot), "/etc/apache2");
 	r = imp_run(cmd, "-S", &out, &err);
@@ -280,6 +317,7 @@ imp_apache(struct imp *im, const char *cmd)
 		im->napache++;
 		ap_lines(&a, s, s->file, line, 0);
 	}
+	ap_server_handler(&a, first);
 	r = 0;
 out:
 	buf_free(&out);

@@ -24,13 +24,14 @@ fi
 # iperf3, haproxy, nftables and the Prometheus text parser for the hosting,
 # network and metrics tests, nginx for the classification test behind both
 # front ends, and the runtime libraries (json-c, libmnl, libnftables) the
-# host may link vsd against.
+# host may link vsd against; curl, which docs/migrating.md has a provider
+# type to check the sites (tests/vm/migrate.sh follows it).
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       libbpf1 libseccomp2 libelf1 zlib1g libfcgi0ldbl
       make bash coreutils procps psmisc iproute2 util-linux python3 bpftool strace
       apache2 gnuplot-nox passwd php8.2-fpm
       libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
-      libjson-c5 libmnl0 libnftables1"
+      libjson-c5 libmnl0 libnftables1 curl"
 start=$(date +%s)
 rm -rf "$dir"
 mkdir -p "$dir"

@@ -72,8 +72,10 @@ tests/dist-complete.sh        compares the release tarball with git (not in the 
 '
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:
+#   tests/vm/migrate.sh: installs the package and rewrites the guest's
+#     Apache, nginx and PHP-FPM configuration (docs/migrating.md);
 #   tests/vm/favordynmods.sh: remounts cgroup2 with favordynmods.
-VM_ONLY="tests/vm/favordynmods.sh"
+VM_ONLY="tests/vm/migrate.sh tests/vm/favordynmods.sh"
 
 skip_reason() { printf '%s\n' "$VM_SKIP" | awk -v t="$1" '$1 == t { sub(/^[^ ]+ +/, ""); print; exit }'; }
 

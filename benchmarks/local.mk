@@ -4,8 +4,9 @@
 # prints its table and writes a CSV. Results: benchmarks/RESULTS.md, an
 # index of one file per topic in benchmarks/results/.
 #   insulation, vhosts   the paper's Figures 12 and 11 (loadgen.c drives them)
-#   hosting              Figure 12 on Debian's stack: one Apache front end,
-#                        two name-based sites, PHP-FPM on Unix sockets
+#   hosting              Figure 12 on Debian's stack: one front end (Apache
+#                        or nginx, --front), two name-based sites, PHP-FPM
+#                        on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   netshare             network-share fidelity: two VSs, iperf3, a veth
 #                        between two namespaces
@@ -78,7 +79,8 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
-	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
+	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
+	benchmarks/hosting-nginx.conf.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
 # is their index). `make bench-report` regenerates the pages' tables from
 # their CSVs (benchmarks/bench-report).

@@ -87,7 +87,7 @@ dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/
 BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/conntab-quota.md benchmarks/results/correctness-accept-gate.md benchmarks/results/cpushare.md \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/fcgi-fuzz.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
-	benchmarks/results/hosting.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
+	benchmarks/results/hosting.md benchmarks/results/hosting-nginx.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md \
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
@@ -95,7 +95,7 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/vhosts.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
-	benchmarks/results/hosting.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
+	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
 	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \

@@ -4,8 +4,9 @@
 # prints its table and writes a CSV. Results: benchmarks/RESULTS.md, an
 # index of one file per topic in benchmarks/results/.
 #   insulation, vhosts   the paper's Figures 12 and 11 (loadgen.c drives them)
-#   hosting              Figure 12 on Debian's stack: one Apache front end,
-#                        two name-based sites, PHP-FPM on Unix sockets
+#   hosting              Figure 12 on Debian's stack: one front end (Apache
+#                        or nginx, --front), two name-based sites, PHP-FPM
+#                        on Unix sockets
 #   cpushare, scale      CPU-share fidelity; 1,000 VSs (vsd-bulk.c)
 #   netshare             network-share fidelity: two VSs, iperf3, a veth
 #                        between two namespaces
@@ -81,14 +82,15 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
 	benchmarks/rebind-saturated
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
-	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in
+	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
+	benchmarks/hosting-nginx.conf.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
 # is their index). `make bench-report` regenerates the pages' tables from
 # their CSVs (benchmarks/bench-report).
 BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-cost.md benchmarks/results/accept-gate-decision.md \
 	benchmarks/results/conntab-quota.md benchmarks/results/correctness-accept-gate.md benchmarks/results/cpushare.md \
 	benchmarks/results/experiment-gate-window.md benchmarks/results/fcgi-fuzz.md benchmarks/results/experiment-rebind-choice.md benchmarks/results/fork-latency.md \
-	benchmarks/results/hosting.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
+	benchmarks/results/hosting.md benchmarks/results/hosting-nginx.md benchmarks/results/insulation-remote.md benchmarks/results/insulation.md \
 	benchmarks/results/kernel-6.1-fallbacks.md benchmarks/results/netshare.md benchmarks/results/rebind-favordynmods.md benchmarks/results/rebind-saturated.md \
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
@@ -96,7 +98,7 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/vhosts.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
-	benchmarks/results/hosting.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
+	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
 	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \

@@ -208,9 +208,9 @@ imp_report(const struct imp *im, FILE *f)
 	/*
 	 * One gated pool per version instead of several: the pools that would
 	 * go are all but the largest, and what they use now is their measured
-	 * PSS. benchmarks/results/hosting.md is why one gated pool can replace
-	 * per-site pools (it keeps their throughput); it has no memory figure,
-	 * so the saving is this server's own.
+	 * PSS: the saving is this server's own. benchmarks/results/hosting.md
+	 * and hosting-nginx.md measure what one gated pool serves against
+	 * per-site pools, and the memory of each, on the benchmark's machine.
 	 */
 	for (p = 0; p < im->npool; p++) {
 		long sum = 0, max = 0;

@@ -48,7 +48,9 @@ GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/unknown-vs.trace tests/unit/gate-decide/requeue-head.trace \
 	tests/unit/gate-decide/aging.trace tests/unit/gate-decide/stay.trace \
 	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
-	tests/unit/gate-decide/stay.rules
+	tests/unit/gate-decide/stay.rules \
+	tests/unit/gate-decide/fast-head.trace tests/unit/gate-decide/fast-direct.trace \
+	tests/unit/gate-decide/fast-late-record.trace tests/unit/gate-decide/fast-reset.trace
 dist_noinst_DATA += $(GATE_DECIDE_TRACES)
 dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)

@@ -14,6 +14,8 @@
 #       "$PWD/gates/accept/vsd-gate" > /tmp/t/gate; chmod +x /tmp/t/gate
 #   VSD_GATE=/tmp/t/gate benchmarks/insulation --tiny --modes gate
 #   VSD_GATE=/tmp/t/gate benchmarks/hosting --tiny --modes gated
+# rec-insulation.trace is whole, for its fast-path choices (the "fast"
+# lines; one only where the fast path may answer at all); the others are
 # cut after a few hundred lines. The rules vsd pushed are not in a trace:
 # rec-insulation.trace starts with "rules insulation.rules", the VS and
 # accept lines of the benchmark's rule file; rec-hosting.trace needs none,

@@ -42,7 +42,6 @@ tests_unit_test_gate_decide_LDADD = $(GATEACCEPT_LIBS)
 GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/rec-share.trace tests/unit/gate-decide/rec-prefork.trace \
 	tests/unit/gate-decide/rec-insulation.trace tests/unit/gate-decide/rec-hosting.trace \
-	tests/unit/gate-decide/insulation.rules \
 	tests/unit/gate-decide/share-order.trace tests/unit/gate-decide/empty-vs.trace \
 	tests/unit/gate-decide/dead-skipped.trace tests/unit/gate-decide/rule-change.trace \
 	tests/unit/gate-decide/unknown-vs.trace tests/unit/gate-decide/requeue-head.trace \

@@ -488,6 +488,8 @@ struct decision;
 /* Create path (never an existing file, no link followed); 0 or -errno. */
 int trace_open(struct gate *g, const char *path);
 void trace_table(struct gate *g);
+/* The rules in force, as text a replay loads ("rules -": the default rule). */
+void trace_rules(struct gate *g);
 void trace_arrive(struct gate *g, const struct gated_listener *l, const struct queued_conn *c);
 /* what: "dead" (closed instead of handed over), "requeue" (back to its head) */
 void trace_conn(struct gate *g, const char *what, const struct queued_conn *c);

@@ -14,11 +14,13 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "decision.h"
 #include "fp.h"
 #include "gate.h"
+#include "lib/buf.h"
 #include "lib/log.h"
 #include "rules/rules.h"
 
@@ -85,6 +87,39 @@ trace_table(struct gate *g)
 		line(g, "vs id=%u name=%s rank=%d\n", g->tab.v[i].id, g->tab.v[i].name,
 		     g->tab.v[i].rank_bp);
 	}
+}
+
+void
+trace_rules(struct gate *g)
+{
+	struct buf text = { 0 }, b = { 0 };
+	const char *p, *nl;
+
+	if (!g->tracing)
+		return;
+	if (!g->rules) {
+		line(g, "rules -\n");
+		return;
+	}
+	/* the rules as a file that loads into the same decisions, each line
+	 * after "| ", so a replay needs nothing but the trace */
+	rules_write(g->rules, &text);
+	buf_printf(&b, "rules begin hash=%016llx\n", (unsigned long long)g->rules_hash);
+	for (p = text.p; p && *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n')))
+			nl = p + strlen(p);
+		buf_printf(&b, "| %.*s\n", (int)(nl - p), p);
+		if (!*nl)
+			break;
+	}
+	buf_printf(&b, "rules end\n");
+	if (b.p && write(g->trace_fd, b.p, b.len) != (ssize_t)b.len) {
+		log_warn("%s: write; tracing stops", __func__);
+		close(g->trace_fd);
+		g->tracing = 0;
+	}
+	buf_free(&text);
+	buf_free(&b);
 }
 
 void

@@ -11,9 +11,12 @@
  * The format, one event a line (what trace.c writes):
  *   table home=H                    a VS table follows (replaces the last)
  *   vs id=I name=N rank=R           one VS of it, with its rank
- *   rules FILE                      the rules in force (hand-written traces
- *                                   only; FILE next to the trace), "rules -"
- *                                   for the default rule
+ *   rules begin hash=H              the rules in force, as the gate wrote
+ *   | LINE ...                      them (rules_write(), one line of the
+ *   rules end                       file each), at start and on each change
+ *   rules FILE                      the same from FILE, next to the trace
+ *                                   (hand-written traces); "rules -" for
+ *                                   the default rule
  *   arrive l=L c=C vs=I t=NS rank=R content=B
  *                                   C queued on listener L for VS I at NS
  *                                   (ns after the queues' epoch), I's rank then
@@ -73,6 +76,8 @@ struct replay {
 	char	 fast_why[16];
 	struct fp_view fv;
 	struct fp_entry fq[FP_SCAN];
+	struct buf rtext;			/* the rules' text, "rules begin" to "end" */
+	int	 rules_open;
 	char	 err[1600];			/* the first mismatch */
 };
 
@@ -169,6 +174,27 @@ load_rules(struct replay *r, const char *line)
 	if (e < 0)
 		snprintf(r->err, sizeof(r->err), "%s: %s", path, errs.p ? errs.p : "refused");
 	buf_free(&errs);
+	index_rules(r);
+	return e;
+}
+
+/* "rules end": the text since "rules begin" is the rules in force. */
+static int
+rules_text(struct replay *r, unsigned no)
+{
+	struct buf errs = { 0 };
+	int e;
+
+	rules_free(r->rules);
+	r->rules = NULL;
+	r->rules_open = 0;
+	e = rules_load_buffer("trace", r->rtext.p ? r->rtext.p : "", r->rtext.len,
+			      RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, &r->rules, &errs);
+	if (e < 0)
+		snprintf(r->err, sizeof(r->err), "line %u: its rules: %s", no,
+			 errs.p ? errs.p : "refused");
+	buf_free(&errs);
+	buf_reset(&r->rtext);
 	index_rules(r);
 	return e;
 }
@@ -284,6 +310,20 @@ step(struct replay *r, const char *line, unsigned no)
 	long c = num(line, "c");
 	char got[128];
 
+	if (r->rules_open) {
+		if (strncmp(line, "| ", 2) == 0) {
+			buf_add(&r->rtext, line + 2, strlen(line + 2));
+			return 0;
+		}
+		if (strcmp(line, "rules end\n") == 0)
+			return rules_text(r, no);
+		snprintf(r->err, sizeof(r->err), "line %u: in the rules' text, no \"rules end\"", no);
+		return -1;
+	}
+	if (strncmp(line, "rules begin", 11) == 0) {
+		r->rules_open = 1;
+		return 0;
+	}
 	if (strncmp(line, "-> ", 3) == 0) {
 		if (r->fast_open && fast_decide(r) < 0) {
 			snprintf(r->err, sizeof(r->err), "line %u: the model's queue has %u entries, "
@@ -364,7 +404,7 @@ step(struct replay *r, const char *line, unsigned no)
 static int
 replay(const char *path, struct replay *r, char *name, size_t len)
 {
-	char line[512];
+	char line[4096];
 	unsigned no = 0;
 	FILE *fp = fopen(path, "re");
 	int e = 0;
@@ -389,6 +429,10 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 			break;
 	}
 	fclose(fp);
+	if (e == 0 && r->rules_open) {
+		snprintf(r->err, sizeof(r->err), "the rules' text, without \"rules end\"");
+		e = -1;
+	}
 	if (e == 0 && r->fast_open) {
 		snprintf(r->err, sizeof(r->err), "the fast path's last state, unanswered");
 		e = -1;
@@ -398,6 +442,7 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 		e = -1;
 	}
 	rules_free(r->rules);
+	buf_free(&r->rtext);
 	return e;
 }
 

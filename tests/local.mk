@@ -136,7 +136,7 @@ tests_gate_escape_SOURCES = tests/gate-escape.c tests/gate-where.h
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh tests/gate-fast.sh \
-	tests/gate-push.sh tests/gate-push-exact.sh \
+	tests/gate-push.sh tests/gate-push-exact.sh tests/gate-trace.sh \
 	tests/conntab-quota.sh tests/gate-destroy.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \

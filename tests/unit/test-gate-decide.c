@@ -3,7 +3,8 @@
  * The accept gate's decision (gates/accept/decision.c) replaying traces:
  * recorded from the real gate (vsd-gate --trace, tests/unit/gate-decide/
  * rec-*.trace) and written by hand to state one property each (the other
- * *.trace files, named by their first line). Each trace is fed line by line
+ * *.trace files, named by their first line); or the one FILE.trace given
+ * (a run just recorded, tests/gate-trace.sh). Each trace is fed line by line
  * to the real queues (queue.c) and the decision; each "->" line is the
  * answer the decision must give to the "accept" before it. No sockets: a
  * connection is its descriptor number in the trace.
@@ -465,6 +466,19 @@ main(int argc, char **argv)
 	const char *top = getenv("top_srcdir");
 	size_t i;
 
+	/* one trace, of a run just made (tests/gate-trace.sh): it must
+	 * replay alone, the rules it ran with in it */
+	if (argc > 1 && strlen(argv[1]) > 6 && strcmp(argv[1] + strlen(argv[1]) - 6, ".trace") == 0) {
+		int e;
+
+		dir = ".";
+		e = replay(argv[1], &r, name, sizeof(name));
+		ok(e == 0, "%s replays (%u decisions, %u hand-overs, %u fast-path choices, "
+		   "%u CONTINUE)", argv[1], r.decisions, r.handovers, r.fast, r.continues);
+		if (e)
+			printf("#   %s\n", r.err);
+		return tap_done();
+	}
 	dir = argc > 1 ? argv[1] : NULL;
 	if (!dir) {
 		static char d[1024];

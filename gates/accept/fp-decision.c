@@ -62,8 +62,11 @@ head_is_pick(const struct decision_state *s, const struct fp_view *v)
 /*
  * May a thread in bound wait in the kernel? Only where the next connection
  * is likely to need no move: the latest FP_RUN arrivals were of one VS, and
- * a connection of it would be served where the thread sits (fastpath.c).
- * *rule: the rule asked, -1 if none was.
+ * a connection of it would be served where the thread sits. A connection
+ * of another VS then runs in the thread's VS until the gate has moved it
+ * (the error status reports); afterwards the run starts again, so that
+ * costs one request per change of VS after a run, and a listener whose VSs
+ * alternate is served exactly. *rule: the rule asked, -1 if none was.
  */
 static int
 direct_fits(const struct decision_state *s, const struct fp_view *v, int *rule)

@@ -42,13 +42,14 @@ tests_unit_test_gate_decide_LDADD = $(GATEACCEPT_LIBS)
 GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/rec-share.trace tests/unit/gate-decide/rec-prefork.trace \
 	tests/unit/gate-decide/rec-insulation.trace tests/unit/gate-decide/rec-hosting.trace \
-	tests/unit/gate-decide/insulation.rules \
 	tests/unit/gate-decide/share-order.trace tests/unit/gate-decide/empty-vs.trace \
 	tests/unit/gate-decide/dead-skipped.trace tests/unit/gate-decide/rule-change.trace \
 	tests/unit/gate-decide/unknown-vs.trace tests/unit/gate-decide/requeue-head.trace \
 	tests/unit/gate-decide/aging.trace tests/unit/gate-decide/stay.trace \
 	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
-	tests/unit/gate-decide/stay.rules
+	tests/unit/gate-decide/stay.rules \
+	tests/unit/gate-decide/fast-head.trace tests/unit/gate-decide/fast-direct.trace \
+	tests/unit/gate-decide/fast-late-record.trace tests/unit/gate-decide/fast-reset.trace
 dist_noinst_DATA += $(GATE_DECIDE_TRACES)
 dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
@@ -135,7 +136,7 @@ tests_gate_escape_SOURCES = tests/gate-escape.c tests/gate-where.h
 tests_cgroup_usage_LDADD = lib/libvsd.a
 GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-fair.sh tests/gate-status.sh tests/gate-recreate.sh tests/gate-fast.sh \
-	tests/gate-push.sh tests/gate-push-exact.sh \
+	tests/gate-push.sh tests/gate-push-exact.sh tests/gate-trace.sh \
 	tests/conntab-quota.sh tests/gate-destroy.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \

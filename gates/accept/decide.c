@@ -71,6 +71,7 @@ gate_rules_update(struct gate *g, uint64_t hash, struct rules *rs)
 	g->rules = rs;
 	g->rules_hash = hash;
 	gate_rules_index(g);
+	trace_rules(g);
 	if (rs)
 		log_info("rules: %zu VSs, %zu rules (hash %016llx)", rs->nvs, rs->nrules,
 			 (unsigned long long)hash);

@@ -14,8 +14,9 @@
  * the home VS, the rules vsd applied (NULL: the default rule, (accept, *,
  * req = *) => (requester)), and per listener the gate's queues.
  * Events: an accept by a thread bound to a VS (decide_accept), or a
- * connection of a VS about to be served (decide_conn, for the fast path
- * and for accepts outside the gate). Connections arriving, closing and the
+ * connection of a VS about to be served (decide_conn, for accepts outside
+ * the gate); for the fast path, an accept over the model of the kernel's
+ * queue (fp_decide_accept) and new rules (fp_decide_rules). Connections arriving, closing and the
  * ranks re-sampled on the tick change the queues through queue.c.
  */
 #ifndef VSD_GATE_ACCEPT_DECISION_H
@@ -71,5 +72,58 @@ struct gate_vs *decide_target(const struct decision_state *s, uint32_t bound,
     struct gate_vs *req, int *rule);
 /* The VS of rules index idx, NULL if the table lacks it. */
 struct gate_vs *decide_by_index(const struct decision_state *s, int idx);
+
+/*
+ * The fast path's choice (fp-decision.c), for an accept on a listener with
+ * a model of its kernel accept queue (fp-model.c, fastpath.c): the model
+ * and the listener as fastpath.c read them, the thread's VS, nothing else.
+ */
+struct fp_entry;
+
+struct fp_view {
+	/* when the fast path may answer at all */
+	int	 records;	/* the accept records are attached */
+	int	 fed;		/* a record matched a drained connection: the ring works */
+	int	 want_attrs;	/* the rules read requests' params: every one held */
+	int	 queued, held;	/* the gate's own queues of the listener */
+	int	 direct;	/* a thread waits in the kernel's accept */
+	int	 on;		/* --fast on: a thread may wait in the kernel */
+	/* the model against the kernel */
+	int	 kq;		/* the kernel's queue length, -1: unknown */
+	int	 lost;		/* the model is off until a drain empties the queue */
+	unsigned expect;	/* connections promised to threads let through... */
+	uint32_t expect_vs;	/* ...their VS if all the same, else 0 */
+	const struct fp_entry *q;	/* the arrivals not known accepted, a ring: */
+	unsigned qh, qn, qcap;
+	uint32_t run_vs;	/* the VS of the latest arrivals, and how many in a row */
+	unsigned run_len;
+	int	 nonblock;	/* the listener's O_NONBLOCK, -1: not read (FP_ASK_NONBLOCK) */
+	uint32_t bound;		/* the accepting thread's VS (the direct waiter's, for rules) */
+};
+
+enum fp_kind {
+	FP_DRAIN = 0,		/* the drain and a hand-over (decide_accept) */
+	FP_HEAD,		/* CONTINUE: the kernel hands out head, served at where */
+	FP_DIRECT,		/* CONTINUE: the thread waits in the kernel, in vs */
+	FP_ASK_NONBLOCK,	/* read the listener's O_NONBLOCK into the view, ask again */
+	FP_KEEP,		/* new rules: the direct waiter stays where it is */
+	FP_MOVE,		/* new rules: move the direct waiter to where */
+};
+
+struct fp_decision {
+	enum fp_kind kind;
+	const struct fp_entry *head;	/* FP_HEAD: the model's head, promised */
+	struct gate_vs *active;		/* FP_HEAD: the head's VS, active now */
+	struct gate_vs *vs;		/* FP_DIRECT: the VS it waits in */
+	struct decision where;		/* FP_HEAD, FP_MOVE: where the thread serves */
+	int	 rule;			/* enum rules_action asked for a direct waiter, -1: none */
+};
+
+/* The fast path may answer (the view's first part) */
+int fp_may(const struct fp_view *v);
+/* An accept by a thread in v->bound. */
+struct fp_decision fp_decide_accept(const struct decision_state *s, const struct fp_view *v);
+/* New rules are in force: may the direct waiter stay? */
+struct fp_decision fp_decide_rules(const struct decision_state *s, const struct fp_view *v);
 
 #endif

@@ -20,7 +20,9 @@
  * equals qn + expect: a record that lags its connection (either kind)
  * makes them differ, so no connection is hidden from the model.
  *
- * Three answers, for an accept with nothing in the gate's own queues:
+ * Three answers, for an accept with nothing in the gate's own queues (the
+ * choice is fp-decision.c's, without I/O, from what this file read of the
+ * model and the listener, struct fp_view; this file carries it out):
  * - connections queued, and the VS of the kernel's head is the one the gate
  *   would pick (the same order as queue.c: rank, aged by the wait): re-bind
  *   the thread to it if needed, CONTINUE; the kernel hands out that head;
@@ -82,6 +84,7 @@
 
 #include <fcntl.h>
 
+#include "decision.h"
 #include "fp.h"
 
 /*
@@ -97,55 +100,27 @@ wake_set(struct gated_listener *l, uint32_t vs)
 	    __ATOMIC_SEQ_CST);
 }
 
-/*
- * Is the model's head the connection the gate would serve first? By
- * queue.c's order: the VS's rank, plus GATE_AGE_BP_PER_MS a ms waited.
- */
-static int
-head_is_pick(struct gate *g, struct fp_listener *f)
+/* What the choice (fp-decision.c) reads of f, l and th. */
+static struct fp_view
+view(struct gate *g, struct gated_listener *l, uint32_t bound)
 {
-	struct fp_entry *h = fp_q_at(f, 0);
-	struct gate_vs *hv = fp_entry_vs(g, h);
-	double hk = hv ? hv->rank_bp : 0;
-	unsigned i, n = f->qn;
+	struct fp_listener *f = l->fp;
 
-	if (!h->vs || (h->vs && !vs_table_find(&g->tab, h->vs)))
-		return 0;	/* another host's (its mark says), or a VS we do not know yet */
-	if (n > FP_SCAN)
-		return 0;
-	for (i = 1; i < n; i++) {
-		struct fp_entry *e = fp_q_at(f, i);
-		struct gate_vs *ev;
-
-		if (e->vs == h->vs)
-			continue;
-		if ((int64_t)(e->t - h->t) < (int64_t)FP_CLOSE_NS)
-			return 0;	/* their order in the kernel's queue is not sure */
-		ev = fp_entry_vs(g, e);
-		if ((ev ? ev->rank_bp : 0) - GATE_AGE_BP_PER_MS * (double)(e->t - h->t) / 1e6 > hk)
-			return 0;
-	}
-	return 1;
+	return (struct fp_view){
+		.records = fp_records_on(), .fed = f->fed, .want_attrs = g->want_attrs,
+		.queued = l->queued != 0, .held = l->held != 0, .direct = f->direct != NULL,
+		.on = g->fast == GATE_FAST_ON, .kq = -1,
+		.lost = f->lost, .expect = f->expect, .expect_vs = f->expect_vs, .q = f->q,
+		.qh = f->qh, .qn = f->qn, .qcap = QCAP, .run_vs = f->run_vs,
+		.run_len = f->run_len, .nonblock = -1, .bound = bound,
+	};
 }
 
-/*
- * May th wait in the kernel? Only where the next connection is likely to
- * need no move: the latest FP_RUN arrivals were of one VS, and a connection
- * of it would be served where th sits. A connection of another VS then
- * runs in th's VS until we have moved th (the error status reports);
- * afterwards the run starts again, so that costs one request per change of
- * VS after a run, and a listener whose VSs alternate is served exactly.
- */
-static int
-direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
+static void
+count_rule(struct gate *g, int rule)
 {
-	struct gate_vs *v, *to;
-
-	if (f->run_len < FP_RUN || !f->run_vs || !th->bound ||
-	    !(v = vs_table_find(&g->tab, f->run_vs)))
-		return 0;
-	to = gate_decide(g, th->bound, v);
-	return !to || to->id == th->bound;
+	if (rule >= 0 && (unsigned)rule < ARRAY_SIZE(g->decided))
+		g->decided[rule]++;
 }
 
 /*
@@ -160,9 +135,19 @@ void
 fp_rules_changed(struct gate *g, struct gated_listener *l)
 {
 	struct fp_listener *f = l->fp;
+	struct decision_state s;
+	struct fp_view v;
+	struct fp_decision a;
 
-	if (f && f->direct && !direct_fits(g, f, f->direct))
-		gate_rebind_vs(g, f->direct, f->run_vs);
+	if (!f || !f->direct)
+		return;
+	v = view(g, l, f->direct->bound);
+	gate_decision_state(g, &s);
+	a = fp_decide_rules(&s, &v);
+	count_rule(g, a.rule);
+	trace_fp(g, l, f->direct, "rules", &v, &a);
+	if (a.kind == FP_MOVE)
+		gate_bind(g, f->direct, &a.where);
 }
 
 /* th was let through for the connection cookie (0: whichever comes) */
@@ -177,64 +162,65 @@ promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie)
 
 /*
  * Let th's accept (notification id) through, for the model's head or, with
- * nothing queued, as the direct waiter. 1: answered; 0: the caller takes
- * the drain path (or waits).
+ * nothing queued, as the direct waiter, as the choice says (fp-decision.c).
+ * 1: answered; 0: the caller takes the drain path (or waits).
  */
 static int
 fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *th,
     uint64_t id, uint64_t now)
 {
 	struct fp_listener *f = l->fp;
-	struct fp_entry *e;
-	struct gate_vs *v;
-	int qlen, on = g->fast == GATE_FAST_ON, fl;
+	struct fp_view v = view(g, l, th->bound);
+	struct decision_state s;
+	struct fp_decision a;
+	struct gate_vs *to;
+	int fl;
 
-	if (!fp_records_on() || !f->fed || g->want_attrs || l->queued || l->held || f->direct)
+	if (!fp_may(&v))
 		return 0;
 	/* wake us for the next arrival before we look at the queue for the
 	 * last time, in case this thread is to wait in the kernel: an
 	 * arrival after the look then wakes us */
-	if (on)
+	if (v.on)
 		wake_set(l, th->bound);
-	qlen = fp_sync(g, l, now);
-	/* only a blocking call may wait in the kernel (the listener's
-	 * O_NONBLOCK, read only when nothing is queued) */
-	if (on && qlen == 0 && f->qn == 0 && f->expect == 0 && direct_fits(g, f, th) &&
-	    (fl = fcntl(l->fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK)) {
+	fl = fp_sync(g, l, now);
+	v = view(g, l, th->bound);	/* the model as the ring has it now */
+	v.kq = fl;
+	gate_decision_state(g, &s);
+	a = fp_decide_accept(&s, &v);
+	if (a.kind == FP_ASK_NONBLOCK) {
+		/* read only when nothing is queued: the call's own semantics */
+		v.nonblock = (fl = fcntl(l->fd, F_GETFL)) < 0 || (fl & O_NONBLOCK);
+		a = fp_decide_accept(&s, &v);
+	}
+	count_rule(g, a.rule);
+	trace_fp(g, l, th, "accept", &v, &a);
+	if (a.kind == FP_DIRECT) {
 		f->direct = th;
 		th->direct_l = l;
 		guard_live(f, 1);
 		charge_settle(g, th);
 		f->direct_cpu = th->cpu_mark;
-		if (gate_continue(g, id) < 0) {
+		if (gate_continue(g, id) < 0)
 			fp_direct_end(f);	/* interrupted meanwhile */
-		} else {
+		else
 			promise(f, th, 0);
-			trace_let_through(g, l, th, "direct", th->bound);
-		}
 		return 1;
 	}
-	if (on)
+	if (v.on)
 		__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
-	if (qlen <= 0 || (int)f->expect >= qlen || f->qn == 0)
+	if (a.kind != FP_HEAD)
 		return 0;
-	e = fp_q_at(f, 0);
-	/* threads let through before may dequeue in any order: only if all
-	 * of theirs are of this VS */
-	if ((f->expect && f->expect_vs != e->vs) || f->expect == FP_PROMISED ||
-	    !head_is_pick(g, f))
-		return 0;
-	gate_vs_active(g, fp_entry_vs(g, e), now);
-	v = gate_rebind_vs(g, th, e->vs);
+	gate_vs_active(g, a.active, now);
+	to = gate_bind(g, th, &a.where);
 	if (gate_continue(g, id) < 0)
 		return 1;	/* interrupted: it took nothing, the model stands */
-	promise(f, th, e->cookie);
-	trace_let_through(g, l, th, "head", v ? v->id : 0);
-	if (v)
-		v->served++;
+	promise(f, th, a.head->cookie);
+	if (to)
+		to->served++;
 	g->fp_continued++;
-	f->expect_vs = e->vs;
-	f->pr[f->expect++] = *e;
+	f->expect_vs = a.head->vs;
+	f->pr[f->expect++] = *a.head;
 	f->expect_t = now;
 	fp_q_pop(f);
 	return 1;

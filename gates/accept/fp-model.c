@@ -446,11 +446,12 @@ fp_tick(struct gate *g, struct gated_listener *l, uint64_t now)
 }
 
 /*
- * fp_read, then: the kernel's queue length, or -1 when the model does not
- * match it. A record lags its connection by a softirq's or an accept
- * call's few microseconds on another CPU: a mismatch is read again for up to
- * FP_LAG_NS before we give up (and drain), since a drain fills the gate's
- * own queue, which keeps the fast path off until it has been served.
+ * fp_read, then: the kernel's queue length, or -1 when it is unknown or the
+ * model is off. A record lags its connection by a softirq's or an accept
+ * call's few microseconds on another CPU: a mismatch with the model is read
+ * again for up to FP_LAG_NS before we give up (the choice, fp-decision.c,
+ * then drains), since a drain fills the gate's own queue, which keeps the
+ * fast path off until it has been served.
  */
 int
 fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
@@ -474,7 +475,7 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 		if (d == (int)f->expect)
 			return qlen;
 		if ((t = now_ns()) - now > FP_LAG_NS)
-			return -1;
+			return qlen;
 	}
 }
 

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The fast path's own interface, between its three files (gate.h has the
- * one the rest of the gate uses), top to bottom:
- *   fastpath.c  the choice: CONTINUE for the kernel's head, a thread let
- *               wait in the kernel, or the drain (fastpath.c says why)
+ * The fast path's own interface, between its files (gate.h has the one
+ * the rest of the gate uses), top to bottom:
+ *   fastpath.c  the shell: carries out CONTINUE for the kernel's head, a
+ *               thread let wait in the kernel, or the drain (it says why)
+ *   fp-decision.c  the choice among them, without I/O (decision.h)
  *   fp-model.c  the model of the kernel's accept queue (q, pr, early,
  *               expect), kept from the ring's arrival and accept records
  *   fp-ring.c   the socket gate's maps: a listener's registration and its

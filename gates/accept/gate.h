@@ -14,6 +14,7 @@
  *   fastpath.c      CONTINUE instead of a hand-over when the kernel's next
  *                   connection is the one the gate would pick (the socket
  *                   gate's arrival ring tells it the kernel's queue); fp.h
+ *     fp-decision.c its choice, without I/O (decision.h)
  *     fp-model.c    its model of the kernel's accept queue, from the ring
  *     fp-ring.c     the socket gate's maps, the ring, the guard
  *   drain.c         the kernel's queue into the per-VS queues; dead clients
@@ -487,6 +488,8 @@ struct decision;
 /* Create path (never an existing file, no link followed); 0 or -errno. */
 int trace_open(struct gate *g, const char *path);
 void trace_table(struct gate *g);
+/* The rules in force, as text a replay loads ("rules -": the default rule). */
+void trace_rules(struct gate *g);
 void trace_arrive(struct gate *g, const struct gated_listener *l, const struct queued_conn *c);
 /* what: "dead" (closed instead of handed over), "requeue" (back to its head) */
 void trace_conn(struct gate *g, const char *what, const struct queued_conn *c);
@@ -496,9 +499,13 @@ void trace_gone(struct gate *g, uint32_t id);
 void trace_answer(char *b, size_t len, const struct decision *d);
 void trace_decision(struct gate *g, const struct gated_listener *l, const struct pending_accept *w,
     const struct decision *d);
-/* The fast path let th's accept through ("head" or "direct"), bound to vs. */
-void trace_let_through(struct gate *g, const struct gated_listener *l,
-    const struct service_thread *th, const char *how, uint32_t vs);
+/* The fast path's choice (fp-decision.c) for th, why: "accept" or
+ * "rules"; its state first, then its answer. */
+struct fp_view;
+struct fp_decision;
+void trace_fp(struct gate *g, const struct gated_listener *l, const struct service_thread *th,
+    const char *why, const struct fp_view *v, const struct fp_decision *a);
+void trace_fp_answer(char *b, size_t len, const struct fp_decision *a);
 
 /* --- answer.c --- */
 struct seccomp_notif_resp;

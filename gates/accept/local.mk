@@ -34,6 +34,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/decide.c \
 	gates/accept/decision.h \
 	gates/accept/decision.c \
+	gates/accept/fp-decision.c \
 	gates/accept/trace.c \
 	gates/accept/status.c \
 	gates/accept/unixpeer.c \

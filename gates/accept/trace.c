@@ -14,10 +14,13 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "decision.h"
+#include "fp.h"
 #include "gate.h"
+#include "lib/buf.h"
 #include "lib/log.h"
 #include "rules/rules.h"
 
@@ -87,6 +90,39 @@ trace_table(struct gate *g)
 }
 
 void
+trace_rules(struct gate *g)
+{
+	struct buf text = { 0 }, b = { 0 };
+	const char *p, *nl;
+
+	if (!g->tracing)
+		return;
+	if (!g->rules) {
+		line(g, "rules -\n");
+		return;
+	}
+	/* the rules as a file that loads into the same decisions, each line
+	 * after "| ", so a replay needs nothing but the trace */
+	rules_write(g->rules, &text);
+	buf_printf(&b, "rules begin hash=%016llx\n", (unsigned long long)g->rules_hash);
+	for (p = text.p; p && *p; p = nl + 1) {
+		if (!(nl = strchr(p, '\n')))
+			nl = p + strlen(p);
+		buf_printf(&b, "| %.*s\n", (int)(nl - p), p);
+		if (!*nl)
+			break;
+	}
+	buf_printf(&b, "rules end\n");
+	if (b.p && write(g->trace_fd, b.p, b.len) != (ssize_t)b.len) {
+		log_warn("%s: write; tracing stops", __func__);
+		close(g->trace_fd);
+		g->tracing = 0;
+	}
+	buf_free(&text);
+	buf_free(&b);
+}
+
+void
 trace_conn(struct gate *g, const char *what, const struct queued_conn *c)
 {
 	if (!g->tracing)
@@ -106,19 +142,25 @@ trace_arrive(struct gate *g, const struct gated_listener *l, const struct queued
 	     rank_of(g, c->vs_id), c->by_content);
 }
 
-void
-trace_rekey(struct gate *g, const struct gated_listener *l)
+/* Only the ranks that changed since the trace last gave them. */
+static void
+ranks(struct gate *g)
 {
 	size_t i;
 
-	if (!g->tracing)
-		return;
-	/* only the ranks that changed since the trace last gave them */
 	for (i = 0; i < g->tab.n; i++)
 		if (g->tab.v[i].trace_rank != g->tab.v[i].rank_bp) {
 			g->tab.v[i].trace_rank = g->tab.v[i].rank_bp;
 			line(g, "rank id=%u rank=%d\n", g->tab.v[i].id, g->tab.v[i].rank_bp);
 		}
+}
+
+void
+trace_rekey(struct gate *g, const struct gated_listener *l)
+{
+	if (!g->tracing)
+		return;
+	ranks(g);
 	line(g, "rekey l=%lu\n", (unsigned long)l->ino);
 }
 
@@ -155,11 +197,70 @@ trace_decision(struct gate *g, const struct gated_listener *l, const struct pend
 	line(g, "%s\n", b);
 }
 
-void
-trace_let_through(struct gate *g, const struct gated_listener *l, const struct service_thread *th,
-    const char *how, uint32_t vs)
+static void
+where(char *b, size_t len, const char *what, const struct decision *d)
 {
-	if (g->tracing)
-		line(g, "continue l=%lu tid=%d how=%s vs=%u\n", (unsigned long)l->ino, (int)th->tid,
-		     how, vs);
+	if (d->stay)
+		snprintf(b, len, "-> %s vs=stay rule=%s", what, rule_name(d->rule));
+	else
+		snprintf(b, len, "-> %s vs=%u rule=%s", what, d->vs ? d->vs->id : 0,
+			 rule_name(d->rule));
+}
+
+void
+trace_fp_answer(char *b, size_t len, const struct fp_decision *a)
+{
+	switch (a->kind) {
+	case FP_HEAD:
+		where(b, len, "continue how=head", &a->where);
+		break;
+	case FP_DIRECT:
+		snprintf(b, len, "-> continue how=direct vs=%u rule=%s", a->vs ? a->vs->id : 0,
+			 rule_name(a->rule));
+		break;
+	case FP_MOVE:
+		where(b, len, "move", &a->where);
+		break;
+	case FP_KEEP:
+		snprintf(b, len, "-> keep rule=%s", rule_name(a->rule));
+		break;
+	case FP_ASK_NONBLOCK:
+		snprintf(b, len, "-> ask nonblock");
+		break;
+	case FP_DRAIN:
+	default:
+		snprintf(b, len, "-> drain");
+		break;
+	}
+}
+
+void
+trace_fp(struct gate *g, const struct gated_listener *l, const struct service_thread *th,
+    const char *why, const struct fp_view *v, const struct fp_decision *a)
+{
+	char b[256], *p = b;
+	unsigned i, n = v->qn < FP_SCAN ? v->qn : FP_SCAN;
+
+	if (!g->tracing)
+		return;
+	ranks(g);	/* the head's order is by them */
+	line(g, "fast l=%lu tid=%d why=%s bound=%u records=%d fed=%d attrs=%d queued=%d "
+	     "held=%d direct=%d on=%d\n", (unsigned long)l->ino, (int)th->tid, why, v->bound,
+	     v->records, v->fed, v->want_attrs, v->queued, v->held, v->direct, v->on);
+	line(g, "model kq=%d lost=%d expect=%u expect_vs=%u run_vs=%u run_len=%u nonblock=%d "
+	     "qn=%u\n", v->kq, v->lost, v->expect, v->expect_vs, v->run_vs, v->run_len,
+	     v->nonblock, v->qn);
+	/* the entries the choice may look at (FP_SCAN, beyond which it drains
+	 * by the head alone), six a line */
+	for (i = 0; i < n; i++) {
+		const struct fp_entry *e = &v->q[(v->qh + i) % v->qcap];
+
+		p += sprintf(p, "%s%u:%llu", i % 6 ? " " : "q ", e->vs, (unsigned long long)e->t);
+		if (i % 6 == 5 || i + 1 == n) {
+			line(g, "%s\n", b);
+			p = b;
+		}
+	}
+	trace_fp_answer(b, sizeof(b), a);
+	line(g, "%s\n", b);
 }

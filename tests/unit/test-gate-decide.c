@@ -3,7 +3,8 @@
  * The accept gate's decision (gates/accept/decision.c) replaying traces:
  * recorded from the real gate (vsd-gate --trace, tests/unit/gate-decide/
  * rec-*.trace) and written by hand to state one property each (the other
- * *.trace files, named by their first line). Each trace is fed line by line
+ * *.trace files, named by their first line); or the one FILE.trace given
+ * (a run just recorded, tests/gate-trace.sh). Each trace is fed line by line
  * to the real queues (queue.c) and the decision; each "->" line is the
  * answer the decision must give to the "accept" before it. No sockets: a
  * connection is its descriptor number in the trace.
@@ -11,9 +12,12 @@
  * The format, one event a line (what trace.c writes):
  *   table home=H                    a VS table follows (replaces the last)
  *   vs id=I name=N rank=R           one VS of it, with its rank
- *   rules FILE                      the rules in force (hand-written traces
- *                                   only; FILE next to the trace), "rules -"
- *                                   for the default rule
+ *   rules begin hash=H              the rules in force, as the gate wrote
+ *   | LINE ...                      them (rules_write(), one line of the
+ *   rules end                       file each), at start and on each change
+ *   rules FILE                      the same from FILE, next to the trace
+ *                                   (hand-written traces); "rules -" for
+ *                                   the default rule
  *   arrive l=L c=C vs=I t=NS rank=R content=B
  *                                   C queued on listener L for VS I at NS
  *                                   (ns after the queues' epoch), I's rank then
@@ -24,8 +28,20 @@
  *   gone id=I home=H                VS I is gone: its queued connections go home
  *   accept l=L tid=T bound=B        a thread in VS B waits on L: the decision
  *   -> handover c=C vs=I|stay rule=ACTION / -> empty   ...and its answer
- *   continue l=L tid=T how=H vs=I   the fast path let an accept through
- *                                   (its own decision; not replayed here)
+ *   fast l=L tid=T why=W bound=B records=0|1 fed=0|1 attrs=0|1 queued=N
+ *        held=N direct=0|1 on=0|1   the fast path's choice (fp-decision.c),
+ *                                   for an accept (W: accept) of a thread in
+ *                                   VS B, or on new rules (W: rules) for the
+ *                                   direct waiter in B; the rest of its state:
+ *   model kq=N lost=0|1 expect=E expect_vs=I run_vs=I run_len=N nonblock=X qn=N
+ *                                   the kernel's queue length (-1: unknown)
+ *                                   against the model; X: the listener's
+ *                                   O_NONBLOCK, -1 if not read
+ *   q I:NS I:NS ...                 the model's queue from its head, VS and
+ *                                   ring time (ns), six a line, at most FP_SCAN
+ *   -> continue how=head vs=I|stay rule=ACTION / -> continue how=direct vs=I
+ *   rule=ACTION / -> drain / -> move vs=I|stay rule=ACTION / -> keep rule=ACTION
+ *                                   ...and its answer
  */
 #include "config.h"
 
@@ -34,6 +50,7 @@
 #include <string.h>
 
 #include "gates/accept/decision.h"
+#include "gates/accept/fp.h"
 #include "gates/accept/gate.h"
 #include "lib/buf.h"
 #include "rules/rules.h"
@@ -54,7 +71,14 @@ struct replay {
 	struct queued_conn *conn[MAXC];		/* by descriptor: queued or just taken */
 	struct gated_listener *conn_l[MAXC];
 	char	 want[128];			/* the answer the decision gave */
-	unsigned decisions, handovers, continues;
+	unsigned decisions, handovers, fast, continues;
+	/* the fast path's state, from a "fast" line to its answer */
+	int	 fast_open;
+	char	 fast_why[16];
+	struct fp_view fv;
+	struct fp_entry fq[FP_SCAN];
+	struct buf rtext;			/* the rules' text, "rules begin" to "end" */
+	int	 rules_open;
 	char	 err[1600];			/* the first mismatch */
 };
 
@@ -155,6 +179,27 @@ load_rules(struct replay *r, const char *line)
 	return e;
 }
 
+/* "rules end": the text since "rules begin" is the rules in force. */
+static int
+rules_text(struct replay *r, unsigned no)
+{
+	struct buf errs = { 0 };
+	int e;
+
+	rules_free(r->rules);
+	r->rules = NULL;
+	r->rules_open = 0;
+	e = rules_load_buffer("trace", r->rtext.p ? r->rtext.p : "", r->rtext.len,
+			      RULES_NO_INCLUDE | RULES_NO_PERM_CHECK, &r->rules, &errs);
+	if (e < 0)
+		snprintf(r->err, sizeof(r->err), "line %u: its rules: %s", no,
+			 errs.p ? errs.p : "refused");
+	buf_free(&errs);
+	buf_reset(&r->rtext);
+	index_rules(r);
+	return e;
+}
+
 /* What the decision answers now, in the trace's words. */
 static void
 decide(struct replay *r, const char *line)
@@ -166,6 +211,88 @@ decide(struct replay *r, const char *line)
 	r->decisions++;
 	r->handovers += d.kind == DECIDE_HANDOVER;
 	trace_answer(r->want, sizeof(r->want), &d);
+}
+
+static void
+fast_begin(struct replay *r, const char *line)
+{
+	const char *p = strstr(line, " why=");
+
+	r->fast_open = 1;
+	snprintf(r->fast_why, sizeof(r->fast_why), "%.*s", p ? (int)strcspn(p + 5, " \n") : 0,
+		 p ? p + 5 : "");
+	r->fv = (struct fp_view){
+		.records = (int)num(line, "records"), .fed = (int)num(line, "fed"),
+		.want_attrs = (int)num(line, "attrs"), .queued = (int)num(line, "queued"),
+		.held = (int)num(line, "held"), .direct = (int)num(line, "direct"),
+		.on = (int)num(line, "on"), .bound = (uint32_t)num(line, "bound"),
+		.q = r->fq, .qcap = FP_SCAN,
+	};
+}
+
+static void
+fast_model(struct replay *r, const char *line)
+{
+	r->fv.kq = (int)num(line, "kq");
+	r->fv.lost = (int)num(line, "lost");
+	r->fv.expect = (unsigned)num(line, "expect");
+	r->fv.expect_vs = (uint32_t)num(line, "expect_vs");
+	r->fv.run_vs = (uint32_t)num(line, "run_vs");
+	r->fv.run_len = (unsigned)num(line, "run_len");
+	r->fv.nonblock = (int)num(line, "nonblock");
+	r->fv.qn = (unsigned)num(line, "qn");
+}
+
+/* "q I:NS ...": the next entries of the model's queue. */
+static void
+fast_q(struct replay *r, const char *line)
+{
+	const char *p = line + 1;
+	char *end;
+
+	/* qh counts the entries read so far (fast_decide puts it back at 0) */
+	for (;;) {
+		unsigned long vs = strtoul(p, &end, 10);
+		struct fp_entry *e;
+
+		if (end == p || *end != ':' || r->fv.qh >= FP_SCAN)
+			break;
+		e = &r->fq[r->fv.qh++];
+		e->vs = (uint32_t)vs;
+		e->t = strtoull(end + 1, &end, 10);
+		p = end;
+	}
+}
+
+/* What the fast path's choice answers now, in the trace's words; -1 if the
+ * trace lacks entries of the model's queue. */
+static int
+fast_decide(struct replay *r)
+{
+	struct decision_state s = { &r->tab, r->home, r->rules, r->id_of, MAXV };
+	struct fp_view v = r->fv;
+	struct fp_decision a;
+	int nonblock = v.nonblock;
+
+	if (v.qh != (v.qn < FP_SCAN ? v.qn : FP_SCAN))
+		return -1;
+	v.qh = 0;	/* fast_q counted the entries in it */
+	if (strcmp(r->fast_why, "rules") == 0) {
+		a = fp_decide_rules(&s, &v);
+	} else {
+		/* as fastpath.c: the listener's flags only when asked for */
+		v.nonblock = -1;
+		a = fp_decide_accept(&s, &v);
+		if (a.kind == FP_ASK_NONBLOCK && nonblock >= 0) {
+			v.nonblock = nonblock;
+			a = fp_decide_accept(&s, &v);
+		}
+	}
+	r->fast++;
+	r->continues += a.kind == FP_HEAD || a.kind == FP_DIRECT;
+	trace_fp_answer(r->want, sizeof(r->want), &a);
+	r->fast_open = 0;
+	return 0;
 }
 
 static void
@@ -184,16 +311,47 @@ step(struct replay *r, const char *line, unsigned no)
 	long c = num(line, "c");
 	char got[128];
 
+	if (r->rules_open) {
+		if (strncmp(line, "| ", 2) == 0) {
+			buf_add(&r->rtext, line + 2, strlen(line + 2));
+			return 0;
+		}
+		if (strcmp(line, "rules end\n") == 0)
+			return rules_text(r, no);
+		snprintf(r->err, sizeof(r->err), "line %u: in the rules' text, no \"rules end\"", no);
+		return -1;
+	}
+	if (strncmp(line, "rules begin", 11) == 0) {
+		r->rules_open = 1;
+		return 0;
+	}
 	if (strncmp(line, "-> ", 3) == 0) {
+		if (r->fast_open && fast_decide(r) < 0) {
+			snprintf(r->err, sizeof(r->err), "line %u: the model's queue has %u entries, "
+				 "not qn", no, r->fv.qh);
+			return -1;
+		}
+		if (!r->want[0]) {
+			snprintf(r->err, sizeof(r->err), "line %u: an answer to no event", no);
+			return -1;
+		}
 		snprintf(got, sizeof(got), "%.*s", (int)strcspn(line, "\n"), line);
 		if (strcmp(got, r->want) != 0) {
 			snprintf(r->err, sizeof(r->err), "line %u: recorded '%s', decided '%s'", no,
 				 got, r->want);
 			return -1;
 		}
+		r->want[0] = 0;
 		return 0;
 	}
-	if (strncmp(line, "table ", 6) == 0) {
+	if (r->fast_open && strncmp(line, "model ", 6) == 0) {
+		fast_model(r, line);
+	} else if (r->fast_open && strncmp(line, "q ", 2) == 0) {
+		fast_q(r, line);
+	} else if (r->fast_open) {
+		snprintf(r->err, sizeof(r->err), "line %u: the fast path's state, unanswered", no);
+		return -1;
+	} else if (strncmp(line, "table ", 6) == 0) {
 		r->tab.n = 0;
 		r->home = (uint32_t)num(line, "home");
 	} else if (strncmp(line, "vs ", 3) == 0) {
@@ -233,8 +391,12 @@ step(struct replay *r, const char *line, unsigned no)
 			queue_reroute(r->l[i], (uint32_t)num(line, "id"), r->home, &r->tab);
 	} else if (strncmp(line, "accept ", 7) == 0) {
 		decide(r, line);
-	} else if (strncmp(line, "continue ", 9) == 0) {
-		r->continues++;
+	} else if (strncmp(line, "fast ", 5) == 0) {
+		fast_begin(r, line);
+	} else {
+		snprintf(r->err, sizeof(r->err), "line %u: not an event: %.*s", no,
+			 (int)strcspn(line, "\n"), line);
+		return -1;
 	}
 	return 0;
 }
@@ -243,7 +405,7 @@ step(struct replay *r, const char *line, unsigned no)
 static int
 replay(const char *path, struct replay *r, char *name, size_t len)
 {
-	char line[512];
+	char line[4096];
 	unsigned no = 0;
 	FILE *fp = fopen(path, "re");
 	int e = 0;
@@ -268,11 +430,20 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 			break;
 	}
 	fclose(fp);
-	if (e == 0 && r->decisions == 0) {
+	if (e == 0 && r->rules_open) {
+		snprintf(r->err, sizeof(r->err), "the rules' text, without \"rules end\"");
+		e = -1;
+	}
+	if (e == 0 && r->fast_open) {
+		snprintf(r->err, sizeof(r->err), "the fast path's last state, unanswered");
+		e = -1;
+	}
+	if (e == 0 && r->decisions + r->fast == 0) {
 		snprintf(r->err, sizeof(r->err), "no decision in it");
 		e = -1;
 	}
 	rules_free(r->rules);
+	buf_free(&r->rtext);
 	return e;
 }
 
@@ -283,6 +454,8 @@ static const char *const traces[] = {
 	/* one property each */
 	"share-order.trace", "empty-vs.trace", "dead-skipped.trace", "rule-change.trace",
 	"unknown-vs.trace", "requeue-head.trace", "aging.trace", "stay.trace",
+	/* the fast path's choice, one property each */
+	"fast-head.trace", "fast-direct.trace", "fast-late-record.trace", "fast-reset.trace",
 };
 
 int
@@ -293,6 +466,19 @@ main(int argc, char **argv)
 	const char *top = getenv("top_srcdir");
 	size_t i;
 
+	/* one trace, of a run just made (tests/gate-trace.sh): it must
+	 * replay alone, the rules it ran with in it */
+	if (argc > 1 && strlen(argv[1]) > 6 && strcmp(argv[1] + strlen(argv[1]) - 6, ".trace") == 0) {
+		int e;
+
+		dir = ".";
+		e = replay(argv[1], &r, name, sizeof(name));
+		ok(e == 0, "%s replays (%u decisions, %u hand-overs, %u fast-path choices, "
+		   "%u CONTINUE)", argv[1], r.decisions, r.handovers, r.fast, r.continues);
+		if (e)
+			printf("#   %s\n", r.err);
+		return tap_done();
+	}
 	dir = argc > 1 ? argv[1] : NULL;
 	if (!dir) {
 		static char d[1024];
@@ -305,7 +491,8 @@ main(int argc, char **argv)
 
 		snprintf(path, sizeof(path), "%s/%s", dir, traces[i]);
 		e = replay(path, &r, name, sizeof(name));
-		ok(e == 0, "%s (%u decisions, %u hand-overs%s)", name, r.decisions, r.handovers,
+		ok(e == 0, "%s (%u decisions, %u hand-overs, %u fast-path choices, %u CONTINUE%s)",
+		   name, r.decisions, r.handovers, r.fast, r.continues,
 		   strncmp(traces[i], "rec-", 4) == 0 ? ", as recorded" : "");
 		if (e)
 			printf("#   %s\n", r.err);

@@ -12,13 +12,14 @@
 # option (vsd and vsctl run execute $VSD_GATE, vsctl-run(8)):
 #   printf '#!/bin/sh\nexec %s --trace "/tmp/t/trace-$$" "$@"\n' \
 #       "$PWD/gates/accept/vsd-gate" > /tmp/t/gate; chmod +x /tmp/t/gate
-#   VSD_GATE=/tmp/t/gate benchmarks/insulation --tiny --modes gate
-#   VSD_GATE=/tmp/t/gate benchmarks/hosting --tiny --modes gated
-# cut after a few hundred lines. The rules vsd pushed are not in a trace:
-# rec-insulation.trace starts with "rules insulation.rules", the VS and
-# accept lines of the benchmark's rule file; rec-hosting.trace needs none,
-# its connections are classified by their params (hold.c) and the decision
-# asks no rule for them.
+#   cd /tmp/t && VSD_GATE=/tmp/t/gate "$OLDPWD/benchmarks/insulation" --tiny --modes gate
+#   VSD_GATE=/tmp/t/gate "$OLDPWD/benchmarks/hosting" --tiny --modes gated
+# rec-insulation.trace is whole, for its fast-path choices (the "fast"
+# lines; one only where the fast path may answer at all); the others are
+# cut after a few hundred lines. The gate writes the rules it runs with
+# into the trace (rules_write()'s text between "rules begin" and "rules
+# end"), at start and on each change vsd pushes, so a replay needs nothing
+# else. The runs below have none: the default rule.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 trap cleanup EXIT

@@ -11,8 +11,7 @@
 # listen() the kernel refuses or the service's own seccomp filter does,
 # a killed supervisor with a thread waiting in the kernel, and a client
 # that resets while queued. TCP Fast Open, the other race fastpath.c
-# names, needs the server bit of net.ipv4.tcp_fastopen, a host-wide
-# setting the tests leave alone.
+# names, is tests/gate-tfo.sh's (in a network namespace of its own).
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server

@@ -57,6 +57,12 @@
  * - a record lags its connection in the queue by the softirq's few us
  *   (TCP Fast Open's precedes it), an accept record its dequeue by the
  *   rest of the accept call: the counts disagree, no CONTINUE;
+ * - a Fast Open connection is queued at its SYN, before the connecting
+ *   side has recorded it (at its handshake's end), so its record names no
+ *   VS: no CONTINUE for it (head_is_pick), and no thread waits in the
+ *   kernel's accept on a listener with Fast Open on (tfo_listener), where
+ *   such a connection would be served in the waiter's VS; the drain looks
+ *   its VS up when it takes it (tests/gate-tfo.sh);
  * - a client that resets while queued stays in the kernel's queue (accept
  *   returns it); seen to drop the model once (tests/gate-fast.sh), which
  *   costs a drain, not a misattribution;
@@ -86,6 +92,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1088,6 +1095,18 @@ direct_fits(struct gate *g, struct fp_listener *f, struct service_thread *th)
 	return !to || to->id == th->bound;
 }
 
+/* Fast Open on the listener (set by the service, or for all listeners by
+ * net.ipv4.tcp_fastopen), read when it matters: a service may set it after
+ * listen() */
+static int
+tfo_listener(int fd)
+{
+	int qlen = 0;
+	socklen_t sl = sizeof(qlen);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &qlen, &sl) == 0 && qlen > 0;
+}
+
 /*
  * New rules (a push from vsd): the direct waiter sits, blocked in the
  * kernel's accept, in the VS the old rules chose for its run's arrivals,
@@ -1140,7 +1159,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	/* only a blocking call may wait in the kernel (the listener's
 	 * O_NONBLOCK, read only when nothing is queued) */
 	if (on && qlen == 0 && f->qn == 0 && f->expect == 0 && direct_fits(g, f, th) &&
-	    (fl = fcntl(l->fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK)) {
+	    (fl = fcntl(l->fd, F_GETFL)) >= 0 && !(fl & O_NONBLOCK) && !tfo_listener(l->fd)) {
 		f->direct = th;
 		th->direct_l = l;
 		guard_live(f, 1);

@@ -50,6 +50,7 @@ dist_noinst_SCRIPTS += tests/lint-tests.sh
 # --- vsd and vsctl against the real kernel.
 VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
+	tests/vsd-member-apply.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
 	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
 	tests/vsd-events.sh tests/vsd-metrics.sh tests/vsd-metrics-dir.sh \

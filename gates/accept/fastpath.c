@@ -64,7 +64,7 @@
  *   such a connection would be served in the waiter's VS; the drain looks
  *   its VS up when it takes it (tests/gate-tfo.sh);
  * - a client that resets while queued stays in the kernel's queue (accept
- *   returns it); seen to drop the model once (tests/gate-fast.sh), which
+ *   returns it); seen to drop the model once (tests/gate-races.sh), which
  *   costs a drain, not a misattribution;
  * - a thread killed between our CONTINUE and its dequeue, or interrupted:
  *   another thread takes the promised connection (threads let through

@@ -9,10 +9,9 @@
 # thread serves or waits in the kernel, a listener registered at listen()
 # (before the service's first accept; a bound one before it listens), a
 # listen() the kernel refuses or the service's own seccomp filter does,
-# a killed supervisor with a thread waiting in the kernel, and a client
-# that resets while queued. TCP Fast Open, the other race fastpath.c
-# names, needs the server bit of net.ipv4.tcp_fastopen, a host-wide
-# setting the tests leave alone.
+# and a killed supervisor with a thread waiting in the kernel. A client
+# that resets while queued is tests/gate-races.sh's; TCP Fast Open, the
+# other race fastpath.c names, tests/gate-tfo.sh's.
 . "$(dirname "$0")/lib.sh"
 need_root
 need_gate_server
@@ -358,30 +357,5 @@ start after "" || fail "a new service starts on the same port"
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 30 > /dev/null
 is "$(fast after listeners)/$(( $(fast after continued) + $(fast after direct) > 0 ))" 1/1 \
 	"the next gate on that port takes the left registration over and uses the fast path"
-stop
-
-# --- a client that resets while queued (fastpath.c, "Races"): the kernel
-# keeps it queued and accept returns it; the connections behind it are
-# served in their VS, with nothing misordered and nothing taken outside
-# the gate (the model may be dropped and the queue drained meanwhile)
-start reset "" || fail "the gated service starts"
-vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 > /dev/null	# the ring is fed
-touch "$R/reset.hold"
-vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r "hold $R/reset.hold" > /dev/null &
-c1=$!
-wait_until sh -c "[ \$(ss -Htn state established '( sport = :$PORT )' | wc -l) -ge 1 ]"
-mo=$(fast reset misordered) rs=$(fast reset resync)
-vsctl exec www2 -- python3 -c 'import socket, struct, sys
-s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-s.close()' "$PORT"
-vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 5 -j 5 -v > "$R/reset1" &
-c2=$!
-sleep 0.3
-rm -f "$R/reset.hold"
-wait "$c1" "$c2"
-diag "reset while queued: models dropped $(( $(fast reset resync) - rs ))"
-is "$(count "$R/reset1" www1)/$(( $(fast reset misordered) - mo ))/$(svc reset "['outside']")" \
-	5/0/0 "behind a client of www2 that reset while queued: www1's 5 begin in www1; none misordered, none outside the gate"
 stop
 done_testing

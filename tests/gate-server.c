@@ -11,7 +11,7 @@
  * capprm:...,capbnd:...,capamb:...,nnp:N" at the end of the line.
  *
  *   gate-server [-m blocking|nonblock|evloop|eintr|close] [-4 FLAGS] [-n NPROC]
- *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N] [-S] [-w MS]
+ *               [-T NTHREADS] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-F]
  *     -4 FLAGS  use accept4 with FLAGS: "cloexec", "nonblock", "both", "none"
  *     -N        pass NULL address pointers to accept
  *     -S        also listen on a second port (printed as "port2 N"); a
@@ -26,6 +26,8 @@
  *               before either listens) and listen() on it after the first:
  *               the kernel refuses that (EADDRINUSE); prints "listen2 " and
  *               the error, or "ok", then closes it
+ *     -F        set TCP_FASTOPEN on the listener (a queue of 16 requests
+ *               with data in the SYN), before it listens
  *     -K HEX    make each accept as accept4(2) by syscall(2), with HEX in the
  *               upper 32 bits of its flags (which the kernel ignores: a
  *               filter that let such flags through would be a way past the
@@ -46,6 +48,7 @@
 #include <linux/seccomp.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -288,12 +291,12 @@ main(int argc, char **argv)
 	struct sigaction sa = { 0 };
 	socklen_t sl = sizeof(sin);
 	int c, lfd, one = 1, nproc = 1, nthr = 1, use4 = 0, flags4 = 0, nulladdr = 0, i, two = 0;
-	int lfd2 = -1, dup_listen = 0, own_filter = 0;
+	int lfd2 = -1, dup_listen = 0, own_filter = 0, tfo = 0;
 	long count = 0, port = 0, wait_ms = 0;
 	char where[128];
 	const char *udir;
 
-	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:DEK:")) != -1) {
+	while ((c = getopt(argc, argv, "m:4:n:T:c:p:NSw:DEFK:")) != -1) {
 		switch (c) {
 		case 'm': mode = optarg; break;
 		case '4':
@@ -312,6 +315,7 @@ main(int argc, char **argv)
 		case 'w': wait_ms = atol(optarg); break;
 		case 'D': dup_listen = 1; break;
 		case 'E': own_filter = 1; break;
+		case 'F': tfo = 16; break;
 		case 'K': hikey = strtoul(optarg, NULL, 16); break;
 		default:
 			fprintf(stderr, "usage: gate-server [-m blocking|nonblock|eintr|close] [-4 FLAGS] [-n NPROC] [-c COUNT] [-p PORT] [-N] [-S] [-w MS] [-D] [-E]\n");
@@ -351,6 +355,8 @@ main(int argc, char **argv)
 		}
 		if (own_filter && refuse_listen() < 0)
 			return perror("-E: seccomp"), 1;
+		if (tfo && setsockopt(lfd, IPPROTO_TCP, TCP_FASTOPEN, &tfo, sizeof(tfo)) < 0)
+			return perror("-F: TCP_FASTOPEN"), 1;
 		if (listen(lfd, 4096) < 0)
 			return perror("listen"), 1;
 		if (lfd2 >= 0) {

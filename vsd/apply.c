@@ -658,6 +658,9 @@ rules_apply_file(struct vsd *d, const char *path, uid_t owner, const struct priv
 		r = -EPERM;
 		goto out;
 	}
+	/* nor drop what only root may write (member-apply.c) */
+	if (owner != 0 && (r = member_apply_check(d, rs, owner, path, errs)) < 0)
+		goto out;
 	if (flags & APPLY_DRY_RUN) {
 		svc_plan(d, rs, flags & APPLY_PRUNE, &svc);
 		goto out;

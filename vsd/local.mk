@@ -29,7 +29,7 @@ vsd_vsd_SOURCES = \
 	vsd/apply.c vsd/apply.h vsd/applied.c vsd/apply-diff.c \
 	vsd/services.c vsd/services.h vsd/guard.c vsd/guard.h \
 	vsd/gate-push.c \
-	vsd/member.c vsd/member.h \
+	vsd/member.c vsd/member-apply.c vsd/member.h \
 	vsd/fork-gate.c vsd/fork-gate.h \
 	vsd/remote.c vsd/remote.h \
 	vsd/scope.c vsd/scope.h \

@@ -28,4 +28,16 @@ int member_marks_parse(struct vsd *d, const char *s, const char **why);
 int member_gate_check(const struct vsd *d, uid_t uid, const struct gate_socket_cfg *want,
 		      const struct gate_socket_cfg *old, char *why, size_t len);
 
+struct buf;
+struct rules;
+
+/*
+ * 0 if uid's rule file rs (at path) may replace the rules in force: only
+ * if uid applied them (or none are), and rs keeps each mark and TOS of a
+ * VS it names that uid could not set; else -EPERM, the reasons in
+ * errs (vsd(8), SECURITY).
+ */
+int member_apply_check(const struct vsd *d, const struct rules *rs, uid_t owner, const char *path,
+		       struct buf *errs);
+
 #endif

@@ -97,7 +97,9 @@ struct fp_view {
 	unsigned qh, qn, qcap;
 	uint32_t run_vs;	/* the VS of the latest arrivals, and how many in a row */
 	unsigned run_len;
-	int	 nonblock;	/* the listener's O_NONBLOCK, -1: not read (FP_ASK_NONBLOCK) */
+	int	 nonblock;	/* no thread may wait in the kernel on the listener: its
+				 * O_NONBLOCK, or Fast Open (fastpath.c); -1: not read
+				 * (FP_ASK_NONBLOCK) */
 	uint32_t bound;		/* the accepting thread's VS (the direct waiter's, for rules) */
 };
 

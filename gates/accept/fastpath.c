@@ -59,6 +59,12 @@
  * - a record lags its connection in the queue by the softirq's few us
  *   (TCP Fast Open's precedes it), an accept record its dequeue by the
  *   rest of the accept call: the counts disagree, no CONTINUE;
+ * - a Fast Open connection is queued at its SYN, before the connecting
+ *   side has recorded it (at its handshake's end), so its record names no
+ *   VS: no CONTINUE for it (head_is_pick), and no thread waits in the
+ *   kernel's accept on a listener with Fast Open on (tfo_listener), where
+ *   such a connection would be served in the waiter's VS; the drain looks
+ *   its VS up when it takes it (tests/gate-tfo.sh);
  * - a client that resets while queued stays in the kernel's queue (accept
  *   returns it); seen to drop the model once (tests/gate-fast.sh), which
  *   costs a drain, not a misattribution;
@@ -83,6 +89,9 @@
 #include "config.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include "decision.h"
 #include "fp.h"
@@ -150,6 +159,18 @@ fp_rules_changed(struct gate *g, struct gated_listener *l)
 		gate_bind(g, f->direct, &a.where);
 }
 
+/* Fast Open on the listener (set by the service, or for all listeners by
+ * net.ipv4.tcp_fastopen), read when it matters: a service may set it after
+ * listen(). No thread may wait in the kernel on it (the header's races). */
+static int
+tfo_listener(int fd)
+{
+	int qlen = 0;
+	socklen_t sl = sizeof(qlen);
+
+	return getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &qlen, &sl) == 0 && qlen > 0;
+}
+
 /* th was let through for the connection cookie (0: whichever comes) */
 static void
 promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie)
@@ -190,7 +211,8 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	a = fp_decide_accept(&s, &v);
 	if (a.kind == FP_ASK_NONBLOCK) {
 		/* read only when nothing is queued: the call's own semantics */
-		v.nonblock = (fl = fcntl(l->fd, F_GETFL)) < 0 || (fl & O_NONBLOCK);
+		v.nonblock = (fl = fcntl(l->fd, F_GETFL)) < 0 || (fl & O_NONBLOCK) ||
+		    tfo_listener(l->fd);
 		a = fp_decide_accept(&s, &v);
 	}
 	count_rule(g, a.rule);

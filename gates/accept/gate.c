@@ -15,7 +15,9 @@
  *   the connection goes back to the HEAD of its queue. Nothing is lost, and
  *   nothing is handed over twice, because an accepted fd lives in exactly one
  *   place: a queue, or (after ADDFD succeeded) the service.
- * - a client that disconnected while queued is closed, not handed over.
+ * - a client that disconnected while queued is closed, not handed over;
+ * - a listener shut down: what was queued is handed over, then each caller
+ *   gets EINVAL, as from the kernel, at the next slow tick (fail_if_shut).
  */
 #include "config.h"
 
@@ -467,12 +469,34 @@ reap(struct gate *g)
 	}
 }
 
+/*
+ * A listener shut down listens no more, and polls as hung up, not readable
+ * (the kernel's accept fails with EINVAL): no readiness comes for it, and
+ * with a thread waiting in the kernel it is not polled at all. So the tick
+ * gives its waiters that EINVAL, once what was queued is served.
+ */
+static void
+fail_if_shut(struct gate *g, struct gated_listener *l)
+{
+	int on = 1;
+	socklen_t sl = sizeof(on);
+
+	if (!l->wait_head || l->queued ||
+	    getsockopt(l->fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &sl) < 0 || on)
+		return;
+	while (l->wait_head) {
+		gate_respond(g, l->wait_head->id, -EINVAL, 0);
+		waiter_del(g, l->wait_head);
+	}
+}
+
 static void
 tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now)
 {
 	struct pending_accept *w, *next;
 	struct gate_vs *home = vs_table_find(&g->tab, g->home);
 
+	fail_if_shut(g, l);
 	for (w = l->wait_head; w; w = next) {
 		next = w->next;
 		if (!gate_id_valid(g, w->id)) {

@@ -8,6 +8,7 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
+	tests/unit/test-gate-workers \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
 	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf \
 	tests/unit/test-import-fold
@@ -38,6 +39,8 @@ tests_unit_test_conntab_LDADD = gates/socket/libgatesocket.a lib/libvsd.a $(LIBB
 tests_unit_test_gate_queue_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
+# A VS's limit on the pool's workers (gates/accept/workers.c).
+tests_unit_test_gate_workers_LDADD = $(GATEACCEPT_LIBS)
 # The FastCGI records the accept gate peeks at (gates/accept/fcgi.c): real
 # captures from Apache and cgi-fcgi, built corner cases, malformed input.
 tests_unit_test_fcgi_LDADD = $(GATEACCEPT_LIBS)
@@ -137,6 +140,10 @@ RULES_GOLDEN = \
 	tests/rules/err-net.rules \
 	tests/rules/good-net.out \
 	tests/rules/good-net.rules \
+	tests/rules/good-workers.out \
+	tests/rules/good-workers.rules \
+	tests/rules/err-workers.out \
+	tests/rules/err-workers.rules \
 	tests/rules/err-cgroup-names.out \
 	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \

@@ -132,7 +132,7 @@ handle_accept(struct gate *g, int is_accept4)
 	struct pending_accept *w;
 	struct service_thread *th;
 	struct gated_listener *l;
-	int is_new, not_ours, fl, tried;
+	int is_new, not_ours, fl, tried, wk;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
 	PROF_BEGIN();
@@ -147,6 +147,11 @@ handle_accept(struct gate *g, int is_accept4)
 		return;
 	if (th->waiter)		/* it was interrupted; a thread waits once */
 		waiter_del(g, th->waiter);
+	/* a worker came back: what its VS's limit held may go to those waiting */
+	wk = workers_on(g);
+	if (workers_back(th) && wk)
+		for (l = g->listeners; l; l = l->next)
+			serve_waiters(g, l);
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
 		respond(g, req->id, -EINVAL, 0);
 		return;
@@ -159,9 +164,10 @@ handle_accept(struct gate *g, int is_accept4)
 		let_through(g, req->id);
 		return;
 	}
-	tried = l->fp && !l->wait_head;	/* fp_accept() tries only then */
+	/* a worker limit: the gate chooses every connection (workers.c) */
+	tried = l->fp && !l->wait_head && !wk;	/* fp_accept() tries only then */
 	PROF_RESTART();
-	if (l->fp && fp_accept(g, l, th, req->id)) {
+	if (l->fp && !wk && fp_accept(g, l, th, req->id)) {
 		PROF_MARK(PROF_FAST);
 		l->last_use = now_ns();
 		pmqos_note(g, l->last_use);
@@ -189,7 +195,7 @@ handle_accept(struct gate *g, int is_accept4)
 	g->nwaiters++;
 	l->last_use = w->t;
 
-	listener_ready(g, l, !tried);
+	listener_ready(g, l, !tried && !wk);
 	if (th->waiter != w) {
 		/* answered; an event loop may wait for readiness before the next
 		 * accept: keep the listener readable while we hold connections */
@@ -607,7 +613,7 @@ pick(struct gate *g, struct gated_listener *l)
 	struct queued_conn *c;
 
 	PROF_BEGIN();
-	while ((c = queue_pop_best(l))) {
+	while ((c = workers_on(g) ? queue_pop_best_if(l, workers_may_take, g) : queue_pop_best(l))) {
 		int d = conn_dead(c);
 		PROF_MARK(PROF_DEAD);
 		if (!d)
@@ -675,6 +681,7 @@ handover(struct gate *g, struct pending_accept *w, struct queued_conn *c)
 	if (r == 0) {
 		if (v)
 			v->served++;
+		workers_take(w->th, c->vs_id);
 		g->handed++;
 		if (l->fp)
 			fp_handed(l, c);
@@ -844,7 +851,7 @@ listener_ready(struct gate *g, struct gated_listener *l, int fast)
 void
 gate_listener_ready(struct gate *g, struct gated_listener *l)
 {
-	listener_ready(g, l, 1);
+	listener_ready(g, l, !workers_on(g));
 }
 
 static void

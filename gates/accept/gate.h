@@ -24,6 +24,7 @@
  *   vs-table.c      the VS table (from vsd or a file) and its refresh
  *   vs-table-vsd.c  the table vsd pushes, or "gatetable" asked at start
  *   decide.c        the rules: where a thread serves a connection
+ *   workers.c       a VS's limit on the pool's workers it holds at once
  *   status.c        the status socket read by `vsctl services`
  *   vsd-gate.c      main: fork + filter + exec, signals, the event loop
  */
@@ -123,6 +124,7 @@ struct queued_conn {
 	socklen_t peerlen;
 	struct sockaddr_storage peer;
 	uint64_t cookie;	/* SO_COOKIE, once the fast path has read it */
+	int	 wk_waited;	/* passed over: its VS held its worker limit (workers.c) */
 };
 
 struct vs_queue {			/* one VS's FIFO on one listener */
@@ -171,6 +173,9 @@ void queue_push_tail(struct gated_listener *l, struct queued_conn *c, struct vs_
 void queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_table *t);
 /* Take the head of the best queue; NULL when everything is empty. */
 struct queued_conn *queue_pop_best(struct gated_listener *l);
+/* The same among the queues ok() takes; NULL if it takes none. */
+struct queued_conn *queue_pop_best_if(struct gated_listener *l,
+    int (*ok)(struct vs_queue *q, void *arg), void *arg);
 /* Recompute every key from the VSs' current remaining shares. */
 void queue_rekey(struct gated_listener *l, struct vs_table *t);
 /* Move the connections queued for vs_id to home's queue (VS destroyed). */
@@ -212,6 +217,10 @@ struct service_thread {
 	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
 	uint32_t fp_id, fp_vs, fp_gen;
 	uint64_t fp_cookie;
+	/* workers.c: the VS whose connection it serves (0: none), and
+	 * whether it is counted in the pool */
+	uint32_t wk_vs;
+	int	 wk_pool;
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
@@ -514,6 +523,31 @@ struct gate_vs *gate_decide_attrs(struct gate *g, struct gate_vs *req,
  * service's rules name (`unclassified VS`), else home.
  */
 struct gate_vs *gate_unclassified_vs(struct gate *g);
+
+/* --- workers.c --- */
+/* The most workers a VS with `workers n` or `workers bp` (basis points of
+ * the pool) may hold in a pool of npool; 0: no limit. */
+unsigned workers_limit(unsigned n, unsigned bp, size_t npool);
+/* The pool: live threads that have called accept on a gated listener. */
+size_t workers_pool(void);
+unsigned workers_held(uint32_t vs_id);
+/* Connections of the VS passed over while it held its limit. */
+uint64_t workers_waits(uint32_t vs_id);
+/* 1 if the VS holds its limit (n, bp as for workers_limit()) now. */
+int workers_full(uint32_t vs_id, unsigned n, unsigned bp);
+void workers_wait(uint32_t vs_id);
+/* th calls accept: it joins the pool, and holds no VS any more; the VS it
+ * held (0: none). */
+uint32_t workers_back(struct service_thread *th);
+/* th was handed a connection of vs_id. */
+void workers_take(struct service_thread *th, uint32_t vs_id);
+/* th ended (or its id is reused): out of the pool, its VS released. */
+void workers_thread_gone(struct service_thread *th);
+/* 1 if the gate's rules give any VS a worker limit. */
+int workers_on(struct gate *g);
+/* queue_pop_best_if()'s test, arg the gate: 0 (and a wait counted for its
+ * head, once) if q's VS holds its limit. */
+int workers_may_take(struct vs_queue *q, void *arg);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

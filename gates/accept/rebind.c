@@ -197,6 +197,7 @@ thread_get(pid_t tid, int *is_new)
 		close(th->pidfd);
 		charge_close(th);
 		fp_thread_gone(th);
+		workers_thread_gone(th);
 	} else {
 		if (!(th = calloc(1, sizeof(*th))))
 			return NULL;
@@ -233,6 +234,7 @@ thread_forget(struct service_thread *th)
 		close(th->pidfd);
 	charge_close(th);
 	fp_thread_gone(th);
+	workers_thread_gone(th);
 	free(th);
 }
 

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Workers as a share (vsrules(5) `workers`, vsctl-run(8) Workers): Debian's
-# PHP-FPM pool (pm = static, 4 workers) under the accept gate, on its Unix
-# socket; VS a sends 6 slow requests at once (each holds its worker 0.5 s)
+# PHP-FPM pool (pm = static, 4 workers: fcgi-lib.sh's fpm_conf) under the
+# accept gate, on its Unix socket; VS a sends 6 slow requests at once (each holds its worker 0.5 s)
 # and VS b quick ones while they run. The slow script counts, under
 # flock(2), how many of a's requests run at once and the most there were.
 #  - Without the key (the default), a's requests run side by side.
@@ -12,11 +12,8 @@
 GATE_UNIX=1
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-FPM=$(command -v php-fpm8.2 || echo /usr/sbin/php-fpm8.2)
-POOL=/etc/php/8.2/fpm/pool.d/www.conf
-MAIN=/etc/php/8.2/fpm/php-fpm.conf
-[ -x "$FPM" ] && [ -f "$POOL" ] && [ -f "$MAIN" ] ||
-	skip_all "php8.2-fpm is not installed (scripts/deps.sh --test installs it)"
+. "${top_srcdir:-.}/tests/fcgi-lib.sh"
+need_fpm
 command -v cgi-fcgi > /dev/null || skip_all "cgi-fcgi is not installed (Debian: libfcgi-bin)"
 id www-data > /dev/null 2>&1 || skip_all "no user www-data"
 plan 10
@@ -29,11 +26,7 @@ rules() {
 check "apply: VSs base, a and b, no worker limit" rules ""
 
 SOCK=$W/php8.2-fpm.sock
-sed -e "s|^listen = .*|listen = $SOCK|" \
-    -e "s|^pm = .*|pm = static|" -e "s|^pm.max_children = .*|pm.max_children = 4|" \
-    "$POOL" > "$W/www.conf"
-sed -e "s|^pid = .*|pid = $W/php-fpm.pid|" -e "s|^error_log = .*|error_log = $W/php-fpm.log|" \
-    -e "s|^include=.*|include=$W/www.conf|" "$MAIN" > "$W/php-fpm.conf"
+fpm_conf "$W" "$SOCK"
 mkdir "$W/www" "$W/cnt"
 # slow.php: one of a's requests; running/most/done are its counters
 cat > "$W/www/slow.php" <<'PHP'
@@ -66,11 +59,11 @@ chown www-data "$W/cnt"
 chmod 0755 "$W" "$W/www"
 chmod 0644 "$W/www/slow.php" "$W/www/quick.php"
 
-"$VSCTL" run --name fpm --home base -- "$FPM" -F -y "$W/php-fpm.conf" > "$W/fpm.out" 2> "$W/fpm.err" &
+"$VSCTL" run --name fpm --home base -- "$PHP_FPM" -y "$W/fpm.conf" > "$W/fpm.out" 2> "$W/fpm.err" &
 GPID=$!
 GATE_PIDS="$GATE_PIDS $GPID"
 STATUS=$W/run/gates/fpm.sock
-wait_for sh -c "[ -S '$SOCK' ] && [ -S '$STATUS' ] && [ \$(pgrep -c -P \$(cat '$W/php-fpm.pid' 2>/dev/null || echo 0)) -ge 4 ]"
+wait_for sh -c "[ -S '$SOCK' ] && [ -S '$STATUS' ] && [ \$(pgrep -c -P \$(cat '$W/fpm.pid' 2>/dev/null || echo 0)) -ge 4 ]"
 check "PHP-FPM (4 workers) runs under vsctl run" [ -S "$SOCK" ]
 
 # req VS SCRIPT: one request from VS, its answer on stdout

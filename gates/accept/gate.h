@@ -528,7 +528,7 @@ struct gate_vs *gate_unclassified_vs(struct gate *g);
 /* The most workers a VS with `workers n` or `workers bp` (basis points of
  * the pool) may hold in a pool of npool; 0: no limit. */
 unsigned workers_limit(unsigned n, unsigned bp, size_t npool);
-/* The pool: live threads that have called accept on a gated listener. */
+/* The pool: the service's live threads that have called accept. */
 size_t workers_pool(void);
 unsigned workers_held(uint32_t vs_id);
 /* Connections of the VS passed over while it held its limit. */

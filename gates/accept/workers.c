@@ -9,9 +9,9 @@
  * not seen (the service owns the descriptor), and a prefork worker is busy
  * with its request until it calls accept again.
  *
- * The pool is the threads that have called accept on a gated listener and
- * are alive: what the gate sees, whatever the service's configuration
- * says. A percentage is of that count, rounded down, and at least 1.
+ * The pool is the live threads of the service that have called accept
+ * (the filter sends the gate every accept): what the gate sees, whatever
+ * the service's configuration says. A percentage is of that count, rounded down, and at least 1.
  *
  * The queues stay the gate's (queue.c): a connection of a VS at its limit
  * is passed over, not refused, and counted once as a wait; it is served

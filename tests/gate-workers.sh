@@ -9,7 +9,10 @@
 #  - With `workers 1` on a's vs line: at most one of a's requests ran at
 #    once, none failed, b's were served while a's waited, and the waits the
 #    gate counted (its status) are > 0, at most 5, and what vsd's metric says.
-GATE_UNIX=1
+# WORKERS_TCP=1 (tests/gate-workers-tcp.sh): the pool on 127.0.0.1, where
+# the gate's fast path would otherwise let a thread take the kernel's next
+# connection whatever its VS.
+[ -n "${WORKERS_TCP:-}" ] || GATE_UNIX=1
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 . "${top_srcdir:-.}/tests/fcgi-lib.sh"
@@ -25,7 +28,13 @@ rules() {
 }
 check "apply: VSs base, a and b, no worker limit" rules ""
 
-SOCK=$W/php8.2-fpm.sock
+if [ -n "${WORKERS_TCP:-}" ]; then
+	SOCK=127.0.0.1:$((30000 + $$ % 20000))
+	up() { ss -Hltn "sport = :${SOCK#*:}" | grep -q LISTEN; }
+else
+	SOCK=$W/php8.2-fpm.sock
+	up() { [ -S "$SOCK" ]; }
+fi
 fpm_conf "$W" "$SOCK"
 mkdir "$W/www" "$W/cnt"
 # slow.php: one of a's requests; running/most/done are its counters
@@ -63,19 +72,23 @@ chmod 0644 "$W/www/slow.php" "$W/www/quick.php"
 GPID=$!
 GATE_PIDS="$GATE_PIDS $GPID"
 STATUS=$W/run/gates/fpm.sock
-wait_for sh -c "[ -S '$SOCK' ] && [ -S '$STATUS' ] && [ \$(pgrep -c -P \$(cat '$W/fpm.pid' 2>/dev/null || echo 0)) -ge 4 ]"
-check "PHP-FPM (4 workers) runs under vsctl run" [ -S "$SOCK" ]
+workers_up() { up && [ -S "$STATUS" ] && [ "$(pgrep -c -P "$(cat "$W/fpm.pid" 2>/dev/null || echo 0)")" -ge 4 ]; }
+check "PHP-FPM (4 workers) runs under vsctl run on $SOCK" wait_for workers_up
 
 # req VS SCRIPT: one request from VS, its answer on stdout
 req() {
 	"$VSCTL" exec "$1" -- env CNT="$W/cnt" SCRIPT_FILENAME="$W/www/$2" SCRIPT_NAME="/$2" \
 		REQUEST_METHOD=GET cgi-fcgi -bind -connect "$SOCK"
 }
-# round TAG: 6 slow requests from a at once, then 4 quick ones from b,
-# one after the other, while a's run
+# round TAG: 6 slow requests from a: one, and once it runs (the other
+# workers idle: with the fast path they wait in the kernel) 5 at once; then
+# 4 quick ones from b, one after the other, while a's run
 round() {
 	rm -f "$W/cnt/running" "$W/cnt/most" "$W/cnt/done"
-	for i in 1 2 3 4 5 6; do req a slow.php > "$W/$1.a$i" 2>&1 & done
+	req a slow.php > "$W/$1.a1" 2>&1 &
+	wait_for sh -c "[ \"\$(cat '$W/cnt/running' 2>/dev/null)\" = 1 ]"
+	sleep 0.1
+	for i in 2 3 4 5 6; do req a slow.php > "$W/$1.a$i" 2>&1 & done
 	sleep 0.2
 	for i in 1 2 3 4; do req b quick.php > "$W/$1.b$i" 2>&1; done
 	wait_for sh -c "[ \"\$(cat '$W/cnt/done' 2>/dev/null)\" = 6 ]"
@@ -112,5 +125,6 @@ check "the waits: > 0, at most one per waiting request (5), the same in the metr
 
 kill -TERM "$GPID"
 wait "$GPID" 2>/dev/null
-check "PHP-FPM stops with the supervisor" wait_for sh -c "[ ! -S '$SOCK' ]"
+down() { ! up; }
+check "PHP-FPM stops with the supervisor, its listener gone" wait_for down
 exit 0

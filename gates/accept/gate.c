@@ -147,17 +147,18 @@ handle_accept(struct gate *g, int is_accept4)
 		return;
 	if (th->waiter)		/* it was interrupted; a thread waits once */
 		waiter_del(g, th->waiter);
-	/* a worker came back: what its VS's limit held may go to those waiting */
-	wk = workers_on(g);
-	if (workers_back(th) && wk)
-		for (l = g->listeners; l; l = l->next)
-			serve_waiters(g, l);
 	if (flags & ~(SOCK_NONBLOCK | SOCK_CLOEXEC)) {
 		respond(g, req->id, -EINVAL, 0);
 		return;
 	}
 	if (th->fp_id || th->direct_l)	/* before listener_get: it may confirm th's listener */
 		fp_thread_settle(g, th);
+	/* a worker came back (after the settling, which may say what it took):
+	 * what its VS's limit held back may go to those waiting */
+	wk = workers_on(g);
+	if (workers_back(th) && wk)
+		for (l = g->listeners; l; l = l->next)
+			serve_waiters(g, l);
 	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
 	PROF_MARK(PROF_LISTENER);
 	if (!l || not_ours) {

@@ -22,8 +22,12 @@
  *                                   C, handed over last, failed: back at its head
  *   dead c=C                        C, handed over last, had hung up: closed
  *   gone id=I home=H                VS I is gone: its queued connections go home
+ *   pool n=P / held id=I held=N     while a VS has a worker limit: the pool's
+ *                                   size, and the workers VS I holds now
  *   accept l=L tid=T bound=B        a thread in VS B waits on L: the decision
- *   -> handover c=C vs=I|stay rule=ACTION / -> empty   ...and its answer
+ *   -> handover c=C vs=I|stay rule=ACTION / -> empty   ...and its answer,
+ *                                   " limit=I" added when VS I, the one the
+ *                                   order would serve, held its worker limit
  *   continue l=L tid=T how=H vs=I   the fast path let an accept through
  *                                   (its own decision; not replayed here)
  */
@@ -48,6 +52,8 @@ struct replay {
 	struct vs_table tab;
 	uint32_t home;
 	struct rules *rules;
+	uint64_t rules_gen;		/* one more each "rules" line */
+	struct workers wk;
 	uint32_t id_of[MAXV];
 	struct gated_listener *l[MAXL];
 	unsigned long lino[MAXL];
@@ -142,6 +148,7 @@ load_rules(struct replay *r, const char *line)
 
 	rules_free(r->rules);
 	r->rules = NULL;
+	r->rules_gen++;
 	if (sscanf(line, "rules %255s", name) != 1 || strcmp(name, "-") == 0) {
 		index_rules(r);
 		return 0;
@@ -159,7 +166,8 @@ load_rules(struct replay *r, const char *line)
 static void
 decide(struct replay *r, const char *line)
 {
-	struct decision_state s = { &r->tab, r->home, r->rules, r->id_of, MAXV };
+	struct decision_state s = { &r->tab, r->home, r->rules, r->id_of, MAXV,
+				    workers_on(&r->wk, r->rules, r->rules_gen) ? &r->wk : NULL };
 	struct gated_listener *l = listener(r, (unsigned long)num(line, "l"));
 	struct decision d = decide_accept(&s, l, (uint32_t)num(line, "bound"));
 
@@ -231,6 +239,10 @@ step(struct replay *r, const char *line, unsigned no)
 	} else if (strncmp(line, "gone ", 5) == 0) {
 		for (int i = 0; i < MAXL && r->l[i]; i++)
 			queue_reroute(r->l[i], (uint32_t)num(line, "id"), r->home, &r->tab);
+	} else if (strncmp(line, "pool ", 5) == 0) {
+		r->wk.pool = (size_t)num(line, "n");
+	} else if (strncmp(line, "held ", 5) == 0) {
+		workers_set_held(&r->wk, (uint32_t)num(line, "id"), (unsigned)num(line, "held"));
 	} else if (strncmp(line, "accept ", 7) == 0) {
 		decide(r, line);
 	} else if (strncmp(line, "continue ", 9) == 0) {
@@ -273,6 +285,7 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 		e = -1;
 	}
 	rules_free(r->rules);
+	workers_free(&r->wk);
 	return e;
 }
 
@@ -283,6 +296,7 @@ static const char *const traces[] = {
 	/* one property each */
 	"share-order.trace", "empty-vs.trace", "dead-skipped.trace", "rule-change.trace",
 	"unknown-vs.trace", "requeue-head.trace", "aging.trace", "stay.trace",
+	"workers-limit.trace",
 };
 
 int

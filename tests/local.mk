@@ -50,7 +50,8 @@ GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/aging.trace tests/unit/gate-decide/stay.trace \
 	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
 	tests/unit/gate-decide/stay.rules tests/unit/gate-decide/workers-limit.trace \
-	tests/unit/gate-decide/workers.rules
+	tests/unit/gate-decide/workers.rules tests/unit/gate-decide/rec-workers.trace \
+	tests/unit/gate-decide/gate-workers.rules
 dist_noinst_DATA += $(GATE_DECIDE_TRACES)
 dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)

@@ -292,7 +292,7 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 static const char *const traces[] = {
 	/* recorded from the real gate */
 	"rec-two-vs.trace", "rec-share.trace", "rec-prefork.trace", "rec-insulation.trace",
-	"rec-hosting.trace",
+	"rec-hosting.trace", "rec-workers.trace",
 	/* one property each */
 	"share-order.trace", "empty-vs.trace", "dead-skipped.trace", "rule-change.trace",
 	"unknown-vs.trace", "requeue-head.trace", "aging.trace", "stay.trace",

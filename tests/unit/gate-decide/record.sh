@@ -14,11 +14,15 @@
 #       "$PWD/gates/accept/vsd-gate" > /tmp/t/gate; chmod +x /tmp/t/gate
 #   VSD_GATE=/tmp/t/gate benchmarks/insulation --tiny --modes gate
 #   VSD_GATE=/tmp/t/gate benchmarks/hosting --tiny --modes gated
-# cut after a few hundred lines. The rules vsd pushed are not in a trace:
-# rec-insulation.trace starts with "rules insulation.rules", the VS and
-# accept lines of the benchmark's rule file; rec-hosting.trace needs none,
-# its connections are classified by their params (hold.c) and the decision
-# asks no rule for them.
+# cut after a few hundred lines; rec-workers.trace is a whole run of
+#   VSD_GATE=/tmp/t/gate make check TESTS=tests/gate-workers.sh
+# The rules vsd pushed are not in a trace: rec-insulation.trace starts with
+# "rules insulation.rules", the VS and accept lines of the benchmark's rule
+# file; rec-workers.trace with "rules gate-workers.rules", the rules of the
+# test's second round (a's workers 1): its first round's decisions read no
+# worker counts (none is traced while no VS has a limit), so they pass
+# nothing over; rec-hosting.trace needs none, its connections are
+# classified by their params (hold.c) and the decision asks no rule for them.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 trap cleanup EXIT

@@ -4,7 +4,8 @@
  * from an event and the gate's state to the action the shell carries out.
  * It makes no system call and reads no global: everything it decides by is
  * in struct decision_state, and what it changes is the listener's queues it
- * is given (queue.c, a mechanism below it). The shell (gate.c) receives the
+ * is given (queue.c, a mechanism below it) and the wait counts of the
+ * workers state it is given (workers.c). The shell (gate.c) receives the
  * notifications, asks, and carries out the answer: a hand-over (handover.c)
  * after re-binding the thread (place.c), or the accept waits. A trace of
  * the events and the answers (trace.c, vsd-gate --trace) replays through it

@@ -38,6 +38,10 @@ overlay(struct rules_ctx *c, struct settings *d, const struct settings *s)
 		d->mark = s->mark;
 	if (s->set & RULES_SET_PRIORITY)
 		d->priority = s->priority;
+	if (s->set & RULES_SET_WORKERS) {
+		d->workers_n = s->workers_n;
+		d->workers_bp = s->workers_bp;
+	}
 	net_overlay(d, s);
 	d->set |= s->set;
 	if (s->group) {
@@ -198,6 +202,8 @@ add_vs(struct rules_ctx *c, struct rules_names *plans, struct rules_names *group
 	x->tos = eff.tos;
 	x->mark = eff.mark;
 	x->priority = eff.priority;
+	x->workers_n = eff.workers_n;
+	x->workers_bp = eff.workers_bp;
 	x->loc = v->loc;
 	net_compile(c, x, &eff);
 	x->group = -1;

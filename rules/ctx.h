@@ -30,6 +30,7 @@ struct stat;
 enum set_bit {
 	SB_CPU = 0, SB_CPU_MAX, SB_MEM, SB_PIDS, SB_TOS, SB_MARK, SB_PRIORITY,
 	SB_NET_SHARE, SB_NET_MAX, SB_DEV, SB_DEV_RATE,	/* rules/net.c */
+	SB_WORKERS,
 	SB_MAX,
 };
 
@@ -42,6 +43,7 @@ struct settings {
 	unsigned	 net_share;	/* network share (rules/net.c) */
 	uint64_t	 net_max, dev_rate;
 	char		 dev[16];
+	unsigned	 workers_n, workers_bp;	/* workers N or P% */
 	struct rules_loc at[SB_MAX];
 	char		*plan, *group;
 	struct rules_loc plan_at, group_at;
@@ -220,6 +222,8 @@ void check_budgets(struct rules_ctx *c);
 void compile_rules(struct rules_ctx *c);
 /* write.c: one rule as rules_write() writes it, without the newline */
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
+/* " workers N" or " workers P%" if x has a worker limit (write.c) */
+void write_workers(const struct rules_vs *x, struct buf *b);
 /* prefix.c: "ADDR[/LEN]" -> p, 0 or -1 with *why */
 int parse_prefix(const char *s, struct rules_prefix *p, const char **why);
 /* write.c: one remote line, without the newline */

@@ -164,6 +164,7 @@ rules_dump(const struct rules *rs, struct buf *b)
 		if (v->set & RULES_SET_MARK)
 			buf_printf(b, " mark %u", v->mark);
 		net_write(v, b);
+		write_workers(v, b);
 		buf_printf(b, " priority %u\n", v->priority);
 	}
 	for (i = 0; i < rs->nservices; i++) {

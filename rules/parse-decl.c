@@ -25,6 +25,7 @@ enum keyid {
 	K_CPU = SB_CPU, K_CPU_MAX = SB_CPU_MAX, K_MEM = SB_MEM, K_PIDS = SB_PIDS,
 	K_TOS = SB_TOS, K_MARK = SB_MARK, K_PRIORITY = SB_PRIORITY,
 	K_NET_SHARE = SB_NET_SHARE, K_NET_MAX = SB_NET_MAX, K_DEV = SB_DEV, K_DEV_RATE = SB_DEV_RATE,
+	K_WORKERS = SB_WORKERS,
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 	K_ATTRS_TIMEOUT,
 	K_UNCLASSIFIED,
@@ -50,6 +51,8 @@ static const struct key {
 	{ "net-max",	K_NET_MAX,	W_VS | W_PLAN },
 	{ "dev",	K_DEV,		W_VS | W_PLAN },
 	{ "dev-rate",	K_DEV_RATE,	W_VS | W_PLAN },
+	/* its hold on a gated pool's workers (gates/accept/workers.c) */
+	{ "workers",	K_WORKERS,	W_VS | W_PLAN },
 	{ "plan",	K_PLAN,		W_VS | W_PLAN },
 	{ "group",	K_GROUP,	W_VS | W_PLAN },
 	{ "home",	K_HOME,		W_SVC },
@@ -62,6 +65,26 @@ static const struct key {
 	{ "attrs-timeout", K_ATTRS_TIMEOUT, W_SVC },
 	{ "unclassified", K_UNCLASSIFIED, W_SVC },
 };
+
+#define WORKERS_MAX	65535
+
+/* "workers N" (1-65535) or "workers P%" (of the pool the gate sees) */
+static int
+parse_workers(const char *text, struct settings *s, const char **why)
+{
+	size_t n = strlen(text);
+	uint64_t u;
+	int r;
+
+	s->workers_n = s->workers_bp = 0;
+	if (n > 0 && text[n - 1] == '%')
+		return parse_percent(text, &s->workers_bp, why);
+	if ((r = parse_u64(text, 1, WORKERS_MAX, &u, why)) == 0)
+		s->workers_n = (unsigned)u;
+	else if (*why && strcmp(*why, "is out of range") == 0)
+		*why = "is out of range (1-65535, or a percentage)";
+	return r;
+}
 
 struct target {
 	enum where	 where;
@@ -144,6 +167,9 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 	case K_DEV:
 	case K_DEV_RATE:
 		r = net_setting((int)k->k, v->text, s, &why);
+		break;
+	case K_WORKERS:
+		r = parse_workers(v->text, s, &why);
 		break;
 	case K_PLAN:
 		set_name(p, v, "plan", &s->plan, &s->plan_at);

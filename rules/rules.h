@@ -64,6 +64,7 @@ enum rules_gate {
 #define RULES_SET_NET_MAX	(1u << 8)
 #define RULES_SET_DEV		(1u << 9)
 #define RULES_SET_DEV_RATE	(1u << 10)
+#define RULES_SET_WORKERS	(1u << 11)	/* workers N or P% (gates/accept/workers.c) */
 
 /* Where a declaration was written (file names live as long as the rules). */
 struct rules_loc {
@@ -88,6 +89,9 @@ struct rules_vs {
 	char		 dev[16];	/* "" : the default route's interface, at apply */
 	int		 group;		/* index into rules->groups, or -1 */
 	char		 plan[VS_NAME_MAX + 1];	/* plan it was declared with, or "" */
+	/* the most of a gated pool's workers it may hold at once: workers_n,
+	 * or workers_bp basis points of the pool; both 0 = no limit */
+	unsigned	 workers_n, workers_bp;
 	struct rules_loc loc;
 };
 

@@ -14,8 +14,9 @@
  * What is left out, because no query depends on it: plans and groups (every
  * VS's share is written as compiled, so the 100% check passes as it did,
  * and without groups there is no group budget to check), and VS limits
- * other than the share (which the check requires) and the network share
- * (whose per-interface budget is checked too). rules_dump() prints rule
+ * other than the share (which the check requires), the network share
+ * (whose per-interface budget is checked too) and the worker limit (which
+ * the accept gate enforces, workers.c). rules_dump() prints rule
  * lines with write_rule() too. Sites and content rules come last, as
  * attrs.c writes them: sites as sites, so the text stays as short as the
  * file; the order among them decides nothing (content.c refuses the ties
@@ -40,6 +41,17 @@ write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r)
 	}
 	buf_printf(b, ") => (%s)", r->action == RULES_TO_VS ? rs->vs[r->target].name :
 		   rules_action_name(r->action));
+}
+
+void
+write_workers(const struct rules_vs *x, struct buf *b)
+{
+	char t[32];
+
+	if (x->workers_bp)
+		buf_printf(b, " workers %s", fmt_percent(x->workers_bp, t, sizeof(t)));
+	else if (x->workers_n)
+		buf_printf(b, " workers %u", x->workers_n);
 }
 
 void
@@ -90,6 +102,8 @@ rules_write(const struct rules *rs, struct buf *b)
 			   fmt_percent(rs->vs[i].cpu, t, sizeof(t)), rs->vs[i].priority);
 		/* the network share: its budget per interface checks again */
 		net_write(&rs->vs[i], b);
+		/* the gate limits the VS's workers by it */
+		write_workers(&rs->vs[i], b);
 		buf_printf(b, "\n");
 	}
 	for (i = 0; i < rs->nservices; i++) {

@@ -8,6 +8,7 @@
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
+	tests/unit/test-gate-workers \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
 	tests/unit/test-rules-attrs tests/unit/test-fcgi tests/unit/test-buf \
 	tests/unit/test-import-fold tests/unit/test-gate-decide
@@ -49,11 +50,16 @@ GATE_DECIDE_TRACES = tests/unit/gate-decide/rec-two-vs.trace \
 	tests/unit/gate-decide/sites.rules tests/unit/gate-decide/sites-home.rules \
 	tests/unit/gate-decide/stay.rules \
 	tests/unit/gate-decide/fast-head.trace tests/unit/gate-decide/fast-direct.trace \
-	tests/unit/gate-decide/fast-late-record.trace tests/unit/gate-decide/fast-reset.trace
+	tests/unit/gate-decide/fast-late-record.trace tests/unit/gate-decide/fast-reset.trace \
+	tests/unit/gate-decide/workers-limit.trace \
+	tests/unit/gate-decide/workers.rules tests/unit/gate-decide/rec-workers.trace \
+	tests/unit/gate-decide/gate-workers.rules
 dist_noinst_DATA += $(GATE_DECIDE_TRACES)
 dist_noinst_SCRIPTS += tests/unit/gate-decide/record.sh
 tests_unit_test_gate_share_LDADD = $(GATEACCEPT_LIBS)
 tests_unit_test_gate_vs_table_LDADD = $(GATEACCEPT_LIBS)
+# A VS's limit on the pool's workers (gates/accept/workers.c).
+tests_unit_test_gate_workers_LDADD = $(GATEACCEPT_LIBS)
 # The FastCGI records the accept gate peeks at (gates/accept/fcgi.c): real
 # captures from Apache and cgi-fcgi, built corner cases, malformed input.
 tests_unit_test_fcgi_LDADD = $(GATEACCEPT_LIBS)
@@ -142,7 +148,8 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
 	tests/vsctl-top.sh tests/gate-pmqos.sh tests/gate-sched.sh tests/record-conns.sh tests/gate-escape.sh \
-	tests/gate-tfo.sh tests/gate-races.sh
+	tests/gate-tfo.sh tests/gate-races.sh \
+	tests/gate-workers.sh tests/gate-workers-tcp.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh
@@ -155,6 +162,10 @@ RULES_GOLDEN = \
 	tests/rules/err-net.rules \
 	tests/rules/good-net.out \
 	tests/rules/good-net.rules \
+	tests/rules/good-workers.out \
+	tests/rules/good-workers.rules \
+	tests/rules/err-workers.out \
+	tests/rules/err-workers.rules \
 	tests/rules/err-cgroup-names.out \
 	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \

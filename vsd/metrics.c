@@ -276,6 +276,9 @@ metrics_text(struct vsd *d, struct buf *b)
 	svc_family(b, svc.p, "vsd_service_cpu_seconds_total", "counter",
 		   "CPU time a gated service spent for the VS (its threads' time while bound there).",
 		   "cpu_usec", 1e-6);
+	svc_family(b, svc.p, "vsd_service_worker_waits_total", "counter",
+		   "Connections for the VS that waited because it held its worker limit.",
+		   "worker_waits", 1);
 	family(b, "vsd_service_unclassified_total", "counter",
 	       "Requests the service's accept gate could not classify by their FastCGI params "
 	       "(malformed, too long, too slow), served in its unclassified VS.");

@@ -4,7 +4,8 @@
  * from an event and the gate's state to the action the shell carries out.
  * It makes no system call and reads no global: everything it decides by is
  * in struct decision_state, and what it changes is the listener's queues it
- * is given (queue.c, a mechanism below it). The shell (gate.c) receives the
+ * is given (queue.c, a mechanism below it) and the wait counts of the
+ * workers state it is given (workers.c). The shell (gate.c) receives the
  * notifications, asks, and carries out the answer: a hand-over (handover.c)
  * after re-binding the thread (place.c), or the accept waits. A trace of
  * the events and the answers (trace.c, vsd-gate --trace) replays through it
@@ -12,7 +13,10 @@
  *
  * State: the VS table (each VS's rank, which share.c samples for the shell),
  * the home VS, the rules vsd applied (NULL: the default rule, (accept, *,
- * req = *) => (requester)), and per listener the gate's queues.
+ * req = *) => (requester)), per listener the gate's queues, and while any
+ * VS has a worker limit (vsrules(5) `workers`) the pool's workers each VS
+ * holds (workers.c): a VS at its limit is passed over, its connections
+ * stay queued, and each one passed over is counted once as a wait.
  * Events: an accept by a thread bound to a VS (decide_accept), or a
  * connection of a VS about to be served (decide_conn, for accepts outside
  * the gate); for the fast path, an accept over the model of the kernel's
@@ -30,6 +34,7 @@ struct gated_listener;
 struct queued_conn;
 struct rules;
 struct vs_table;
+struct workers;
 
 struct decision_state {
 	struct vs_table *tab;
@@ -37,6 +42,7 @@ struct decision_state {
 	const struct rules *rules;	/* NULL: the default rule */
 	const uint32_t *id_of;		/* VS id per rules index (0: not in the table) */
 	size_t	 nid_of;
+	struct workers *wk;		/* NULL: no worker limit in force */
 };
 
 enum decision_kind {
@@ -54,11 +60,15 @@ struct decision {
 	struct gate_vs *vs;
 	int	 stay;
 	int	 rule;		/* enum rules_action that decided (counted); -1: no rule asked */
+	/* the VS the queues' order would have served, passed over at its
+	 * worker limit (0: none was) */
+	uint32_t held_back;
 };
 
 /* An accept by a thread now in VS bound (0: unknown, taken as home) on l:
  * the connection to serve, by the queues' order (queue.c: rank, aged by the
- * wait), and where the thread serves it. */
+ * wait) among the VSs below their worker limit, and where the thread
+ * serves it. */
 struct decision decide_accept(const struct decision_state *s, struct gated_listener *l,
     uint32_t bound);
 /* Where a thread now in bound serves a connection of VS vs_id (0 or gone:

@@ -207,6 +207,7 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 	gate_vs_active(g, fp_entry_vs(g, e), now);
 	if ((v = gate_rebind_vs(g, th, e->vs ? e->vs : g->home)))
 		v->served++;
+	workers_take(&g->wk, th, e->vs ? e->vs : g->home);	/* a limit set while it waited */
 	/* the CPU it ran since it was let through, in the VS it was in: only
 	 * an error if that was another VS */
 	cpu = charge_thread_cpu(th);

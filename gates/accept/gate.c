@@ -117,7 +117,7 @@ handle_accept(struct gate *g, int is_accept4)
 	struct pending_accept *w;
 	struct service_thread *th;
 	struct gated_listener *l;
-	int is_new, not_ours, fl, tried;
+	int is_new, not_ours, fl, tried, wk;
 	int flags = is_accept4 ? (int)req->data.args[3] : 0;
 
 	PROF_BEGIN();
@@ -138,15 +138,22 @@ handle_accept(struct gate *g, int is_accept4)
 	}
 	if (th->fp_id || th->direct_l)	/* before listener_get: it may confirm th's listener */
 		fp_thread_settle(g, th);
+	/* a worker came back (after the settling, which may say what it took):
+	 * what its VS's limit held back may go to those waiting */
+	wk = workers_on(&g->wk, g->rules, g->rules_hash);
+	if (workers_back(&g->wk, th) && wk)
+		for (l = g->listeners; l; l = l->next)
+			serve_waiters(g, l);
 	l = listener_get(g, th, (int)req->data.args[0], &not_ours);
 	PROF_MARK(PROF_LISTENER);
 	if (!l || not_ours) {
 		gate_let_through(g, req->id);
 		return;
 	}
-	tried = l->fp && !l->wait_head;	/* fp_accept() tries only then */
+	/* a worker limit: the gate chooses every connection (workers.c) */
+	tried = l->fp && !l->wait_head && !wk;	/* fp_accept() tries only then */
 	PROF_RESTART();
-	if (l->fp && fp_accept(g, l, th, req->id)) {
+	if (l->fp && !wk && fp_accept(g, l, th, req->id)) {
 		PROF_MARK(PROF_FAST);
 		l->last_use = now_ns();
 		pmqos_note(g, l->last_use);
@@ -174,7 +181,7 @@ handle_accept(struct gate *g, int is_accept4)
 	g->nwaiters++;
 	l->last_use = w->t;
 
-	listener_ready(g, l, !tried);
+	listener_ready(g, l, !tried && !wk);
 	if (th->waiter != w) {
 		/* answered; an event loop may wait for readiness before the next
 		 * accept: keep the listener readable while we hold connections */
@@ -309,7 +316,7 @@ listener_ready(struct gate *g, struct gated_listener *l, int fast)
 void
 gate_listener_ready(struct gate *g, struct gated_listener *l)
 {
-	listener_ready(g, l, 1);
+	listener_ready(g, l, !workers_on(&g->wk, g->rules, g->rules_hash));
 }
 
 static void
@@ -465,6 +472,7 @@ reap(struct gate *g)
 		if (th->waiter)
 			waiter_del(g, th->waiter);
 		fp_thread_gone(th);
+		workers_thread_gone(&g->wk, th);
 		thread_free(th);
 	}
 }

@@ -32,6 +32,8 @@
  *   decide.c        the rules: where a thread serves a connection
  *   queue.c         per-listener FIFOs per VS, the heap that orders them,
  *                   the callers waiting on a listener
+ *   workers.c       a VS's limit on the pool's workers it holds at once:
+ *                   the counts the decision reads
  *   share.c         CPU usage sampling, decaying window, remaining share, rank
  *   charge.c        a thread's CPU time, charged to the VS it ran in
  *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
@@ -141,6 +143,7 @@ struct queued_conn {
 	socklen_t peerlen;
 	struct sockaddr_storage peer;
 	uint64_t cookie;	/* SO_COOKIE, once the fast path has read it */
+	int	 wk_waited;	/* passed over: its VS held its worker limit (workers.c) */
 };
 
 struct vs_queue {			/* one VS's FIFO on one listener */
@@ -191,6 +194,9 @@ void queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_
 uint64_t queue_epoch(void);
 /* Take the head of the best queue; NULL when everything is empty. */
 struct queued_conn *queue_pop_best(struct gated_listener *l);
+/* The same among the queues ok() takes; NULL if it takes none. */
+struct queued_conn *queue_pop_best_if(struct gated_listener *l,
+    int (*ok)(struct vs_queue *q, void *arg), void *arg);
 /* Recompute every key from the VSs' current remaining shares. */
 void queue_rekey(struct gated_listener *l, struct vs_table *t);
 /* Move the connections queued for vs_id to home's queue (VS destroyed). */
@@ -235,6 +241,10 @@ struct service_thread {
 	 * waiter), bound to VS fp_vs for it; fp_gen: the listener's model then */
 	uint32_t fp_id, fp_vs, fp_gen;
 	uint64_t fp_cookie;
+	/* workers.c: the VS whose connection it serves (0: none), and
+	 * whether it is counted in the pool */
+	uint32_t wk_vs;
+	int	 wk_pool;
 };
 
 /* charge.c: settle th's CPU time since the last settling on the VS it ran
@@ -329,6 +339,27 @@ enum gate_fast {
 int gate_fast_parse(const char *s);
 const char *gate_fast_name(int mode);
 
+/* workers.c */
+struct wk_vs {
+	uint32_t id;
+	unsigned held;		/* workers serving a connection of it now */
+	unsigned traced;	/* held as the trace last said it (trace.c) */
+	uint64_t waits;		/* connections passed over while it held its limit */
+};
+
+/* The pool and what each VS holds of it: the gate's (struct gate's wk),
+ * given to the decision as its input (decision.h), no global. */
+struct workers {
+	struct wk_vs *v;
+	size_t	 n, cap;
+	size_t	 pool;		/* the service's live threads that have called accept */
+	size_t	 pool_traced;	/* the pool as the trace last said it */
+	/* workers_on(): whether the rules last seen give any VS a limit */
+	const struct rules *seen;
+	uint64_t seen_hash;
+	int	 on;
+};
+
 struct gate {
 	int	 notify_fd;
 	uint32_t home;
@@ -385,6 +416,8 @@ struct gate {
 	uint64_t pmqos_last;		/* the last accept (now_ns()) */
 	uint64_t pmqos_failed;		/* when the open failed; 0: it did not */
 	uint64_t pmqos_holds;		/* how many times it was taken */
+	/* workers.c: the pool's workers each VS holds, for the limits */
+	struct workers wk;
 	/* trace.c: --trace FILE */
 	int	 tracing;
 	int	 trace_fd;
@@ -625,6 +658,29 @@ struct gate_vs *gate_decide_attrs(struct gate *g, struct gate_vs *req,
  * service's rules name (`unclassified VS`), else home.
  */
 struct gate_vs *gate_unclassified_vs(struct gate *g);
+
+/* --- workers.c --- */
+/* The most workers a VS with `workers n` or `workers bp` (basis points of
+ * the pool) may hold in a pool of npool; 0: no limit. */
+unsigned workers_limit(unsigned n, unsigned bp, size_t npool);
+unsigned workers_held(const struct workers *w, uint32_t vs_id);
+/* Connections of the VS passed over while it held its limit. */
+uint64_t workers_waits(const struct workers *w, uint32_t vs_id);
+/* 1 if the VS holds its limit (n, bp as for workers_limit()) now. */
+int workers_full(const struct workers *w, uint32_t vs_id, unsigned n, unsigned bp);
+void workers_wait(struct workers *w, uint32_t vs_id);
+/* Set what vs_id holds (a trace replayed: its "held" lines). */
+void workers_set_held(struct workers *w, uint32_t vs_id, unsigned held);
+/* th calls accept: it joins the pool, and holds no VS any more; the VS it
+ * held (0: none). */
+uint32_t workers_back(struct workers *w, struct service_thread *th);
+/* th was handed a connection of vs_id. */
+void workers_take(struct workers *w, struct service_thread *th, uint32_t vs_id);
+/* th ended (or its id is reused): out of the pool, its VS released. */
+void workers_thread_gone(struct workers *w, struct service_thread *th);
+/* 1 if rs (with hash, to see a change) gives any VS a worker limit. */
+int workers_on(struct workers *w, const struct rules *rs, uint64_t hash);
+void workers_free(struct workers *w);
 
 /* --- status.c --- */
 /* What the supervisor says of its service, besides the gate's figures. */

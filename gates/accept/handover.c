@@ -60,6 +60,7 @@ gate_handover(struct gate *g, struct pending_accept *w, const struct decision *d
 	if (r == 0) {
 		if (v)
 			v->served++;
+		workers_take(&g->wk, w->th, c->vs_id);
 		g->handed++;
 		if (l->fp)
 			fp_handed(l, c);

@@ -46,7 +46,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/fp-ring.c \
 	gates/accept/records.c \
 	gates/accept/refuse.c \
-	gates/accept/pmqos.c
+	gates/accept/pmqos.c \
+	gates/accept/workers.c
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \

@@ -16,7 +16,8 @@
 void
 gate_decision_state(struct gate *g, struct decision_state *s)
 {
-	*s = (struct decision_state){ &g->tab, g->home, g->rules, g->id_of, g->nid_of };
+	*s = (struct decision_state){ &g->tab, g->home, g->rules, g->id_of, g->nid_of,
+				      workers_on(&g->wk, g->rules, g->rules_hash) ? &g->wk : NULL };
 }
 
 /* Where th is now, home while that is unknown: the VS charged if it stays. */

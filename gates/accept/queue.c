@@ -273,15 +273,13 @@ queue_push_head(struct gated_listener *l, struct queued_conn *c, struct vs_table
 	enqueue(l, c, t, 1);
 }
 
-struct queued_conn *
-queue_pop_best(struct gated_listener *l)
+/* Take the head of q, the heap's entry i. */
+static struct queued_conn *
+pop_at(struct gated_listener *l, size_t i)
 {
-	struct vs_queue *q;
+	struct vs_queue *q = l->heap[i];
 	struct queued_conn *c;
 
-	if (l->nheap == 0)
-		return NULL;
-	q = l->heap[0];
 	c = q->head;
 	q->head = c->next;
 	if (q->head)
@@ -296,9 +294,35 @@ queue_pop_best(struct gated_listener *l)
 	} else {
 		/* the next head is younger: its key can only drop; rem is unchanged */
 		q->key -= GATE_AGE_BP_PER_MS * (double)(q->head->t_enq - c->t_enq) / 1e6;
-		sift_down(l, 0);
+		sift_down(l, i);
 	}
 	return c;
+}
+
+struct queued_conn *
+queue_pop_best(struct gated_listener *l)
+{
+	return l->nheap ? pop_at(l, 0) : NULL;
+}
+
+/*
+ * The best queue that ok() takes: the heap's top if it does, else a scan of
+ * the non-empty queues (one per VS with connections waiting: few), each
+ * asked only if it would beat the best found so far.
+ */
+struct queued_conn *
+queue_pop_best_if(struct gated_listener *l, int (*ok)(struct vs_queue *q, void *arg), void *arg)
+{
+	size_t i, best = SIZE_MAX;
+
+	if (l->nheap == 0)
+		return NULL;
+	if (ok(l->heap[0], arg))
+		return pop_at(l, 0);
+	for (i = 1; i < l->nheap; i++)
+		if ((best == SIZE_MAX || l->heap[i]->key > l->heap[best]->key) && ok(l->heap[i], arg))
+			best = i;
+	return best == SIZE_MAX ? NULL : pop_at(l, best);
 }
 
 void

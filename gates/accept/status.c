@@ -106,8 +106,10 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 
 		if (!v->served && !q && !v->charged_ns && v->id != g->home)
 			continue;
-		buf_printf(b, "vs service=%s name=%s served=%llu queued=%zu cpu_usec=%llu\n", si->name,
-		    v->name, (unsigned long long)v->served, q, (unsigned long long)(v->charged_ns / 1000));
+		buf_printf(b, "vs service=%s name=%s served=%llu queued=%zu cpu_usec=%llu "
+		    "worker_waits=%llu\n", si->name, v->name, (unsigned long long)v->served, q,
+		    (unsigned long long)(v->charged_ns / 1000),
+		    (unsigned long long)workers_waits(&g->wk, v->id));
 	}
 }
 
@@ -178,12 +180,15 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 		buf_printf(b, "%s{\"name\": ", n++ ? ", " : "");
 		buf_json_str(b, v->name);
 		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, \"cpu_usec\": %llu, "
-		    "\"used_bp\": %d, \"step_bp\": %d, \"remaining_bp\": %d, \"rank_bp\": %d}",
+		    "\"used_bp\": %d, \"step_bp\": %d, \"remaining_bp\": %d, \"rank_bp\": %d, "
+		    "\"workers_held\": %u, \"worker_waits\": %llu}",
 		    v->id, (unsigned long long)v->served, q,
 		    (unsigned long long)(v->charged_ns / 1000), (int)(v->used_bp + 0.5),
-		    (int)(v->step_bp + 0.5), v->remaining_bp, v->rank_bp);
+		    (int)(v->step_bp + 0.5), v->remaining_bp, v->rank_bp, workers_held(&g->wk, v->id),
+		    (unsigned long long)workers_waits(&g->wk, v->id));
 	}
-	buf_printf(b, "], \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
+	buf_printf(b, "], \"workers_pool\": %zu", g->wk.pool);
+	buf_printf(b, ", \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "
 	    "\"eagain\": %llu, \"passed\": %llu, \"moves\": %llu, \"waiting\": %zu, "
 	    "\"sync_wakeup\": %s, \"pm_qos\": {\"on\": %s, \"held\": %s, \"holds\": %llu}",
 	    (unsigned long long)g->handed, (unsigned long long)g->requeued,

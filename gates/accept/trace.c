@@ -174,13 +174,41 @@ trace_gone(struct gate *g, uint32_t id)
 void
 trace_answer(char *b, size_t len, const struct decision *d)
 {
+	char held[24] = "";
+
+	/* the VS passed over at its worker limit, only when one was */
+	if (d->held_back)
+		snprintf(held, sizeof(held), " limit=%u", d->held_back);
 	if (d->kind == DECIDE_EMPTY)
-		snprintf(b, len, "-> empty");
+		snprintf(b, len, "-> empty%s", held);
 	else if (d->stay)
-		snprintf(b, len, "-> handover c=%d vs=stay rule=%s", d->c->fd, rule_name(d->rule));
+		snprintf(b, len, "-> handover c=%d vs=stay rule=%s%s", d->c->fd, rule_name(d->rule),
+			 held);
 	else
-		snprintf(b, len, "-> handover c=%d vs=%u rule=%s", d->c->fd, d->vs ? d->vs->id : 0,
-			 rule_name(d->rule));
+		snprintf(b, len, "-> handover c=%d vs=%u rule=%s%s", d->c->fd, d->vs ? d->vs->id : 0,
+			 rule_name(d->rule), held);
+}
+
+/* While a worker limit is in force, what the decision reads of the
+ * workers (workers.c): the pool and each VS's count, where they changed
+ * since the trace last said them. */
+static void
+trace_workers(struct gate *g)
+{
+	struct workers *w = &g->wk;
+	size_t i;
+
+	if (!w->on)
+		return;
+	if (w->pool != w->pool_traced) {
+		w->pool_traced = w->pool;
+		line(g, "pool n=%zu\n", w->pool);
+	}
+	for (i = 0; i < w->n; i++)
+		if (w->v[i].traced != w->v[i].held) {
+			w->v[i].traced = w->v[i].held;
+			line(g, "held id=%u held=%u\n", w->v[i].id, w->v[i].held);
+		}
 }
 
 void
@@ -191,6 +219,7 @@ trace_decision(struct gate *g, const struct gated_listener *l, const struct pend
 
 	if (!g->tracing)
 		return;
+	trace_workers(g);
 	line(g, "accept l=%lu tid=%d bound=%u\n", (unsigned long)l->ino, (int)w->th->tid,
 	     w->th->bound);
 	trace_answer(b, sizeof(b), d);

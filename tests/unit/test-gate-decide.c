@@ -26,8 +26,12 @@
  *                                   C, handed over last, failed: back at its head
  *   dead c=C                        C, handed over last, had hung up: closed
  *   gone id=I home=H                VS I is gone: its queued connections go home
+ *   pool n=P / held id=I held=N     while a VS has a worker limit: the pool's
+ *                                   size, and the workers VS I holds now
  *   accept l=L tid=T bound=B        a thread in VS B waits on L: the decision
- *   -> handover c=C vs=I|stay rule=ACTION / -> empty   ...and its answer
+ *   -> handover c=C vs=I|stay rule=ACTION / -> empty   ...and its answer,
+ *                                   " limit=I" added when VS I, the one the
+ *                                   order would serve, held its worker limit
  *   fast l=L tid=T why=W bound=B records=0|1 fed=0|1 attrs=0|1 queued=N
  *        held=N direct=0|1 on=0|1   the fast path's choice (fp-decision.c),
  *                                   for an accept (W: accept) of a thread in
@@ -65,6 +69,8 @@ struct replay {
 	struct vs_table tab;
 	uint32_t home;
 	struct rules *rules;
+	uint64_t rules_gen;		/* one more each "rules" line */
+	struct workers wk;
 	uint32_t id_of[MAXV];
 	struct gated_listener *l[MAXL];
 	unsigned long lino[MAXL];
@@ -166,6 +172,7 @@ load_rules(struct replay *r, const char *line)
 
 	rules_free(r->rules);
 	r->rules = NULL;
+	r->rules_gen++;
 	if (sscanf(line, "rules %255s", name) != 1 || strcmp(name, "-") == 0) {
 		index_rules(r);
 		return 0;
@@ -204,7 +211,8 @@ rules_text(struct replay *r, unsigned no)
 static void
 decide(struct replay *r, const char *line)
 {
-	struct decision_state s = { &r->tab, r->home, r->rules, r->id_of, MAXV };
+	struct decision_state s = { &r->tab, r->home, r->rules, r->id_of, MAXV,
+				    workers_on(&r->wk, r->rules, r->rules_gen) ? &r->wk : NULL };
 	struct gated_listener *l = listener(r, (unsigned long)num(line, "l"));
 	struct decision d = decide_accept(&s, l, (uint32_t)num(line, "bound"));
 
@@ -389,6 +397,10 @@ step(struct replay *r, const char *line, unsigned no)
 	} else if (strncmp(line, "gone ", 5) == 0) {
 		for (int i = 0; i < MAXL && r->l[i]; i++)
 			queue_reroute(r->l[i], (uint32_t)num(line, "id"), r->home, &r->tab);
+	} else if (strncmp(line, "pool ", 5) == 0) {
+		r->wk.pool = (size_t)num(line, "n");
+	} else if (strncmp(line, "held ", 5) == 0) {
+		workers_set_held(&r->wk, (uint32_t)num(line, "id"), (unsigned)num(line, "held"));
 	} else if (strncmp(line, "accept ", 7) == 0) {
 		decide(r, line);
 	} else if (strncmp(line, "fast ", 5) == 0) {
@@ -444,18 +456,21 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 	}
 	rules_free(r->rules);
 	buf_free(&r->rtext);
+	workers_free(&r->wk);
 	return e;
 }
 
 static const char *const traces[] = {
 	/* recorded from the real gate */
 	"rec-two-vs.trace", "rec-share.trace", "rec-prefork.trace", "rec-insulation.trace",
-	"rec-hosting.trace",
+	"rec-hosting.trace", "rec-workers.trace",
 	/* one property each */
 	"share-order.trace", "empty-vs.trace", "dead-skipped.trace", "rule-change.trace",
 	"unknown-vs.trace", "requeue-head.trace", "aging.trace", "stay.trace",
 	/* the fast path's choice, one property each */
 	"fast-head.trace", "fast-direct.trace", "fast-late-record.trace", "fast-reset.trace",
+	/* worker limits */
+	"workers-limit.trace",
 };
 
 int

@@ -137,7 +137,8 @@ same_str(const char *x, const char *y)
 	return x == y || (x && y && strcmp(x, y) == 0);
 }
 
-/* Every VS's name, share, priority and network share, and every service, alike in a and b. */
+/* Every VS's name, share, priority, worker limit and network share, and every
+ * service, alike in a and b. */
 static int
 same_decls(const struct rules *a, const struct rules *b)
 {
@@ -151,6 +152,15 @@ same_decls(const struct rules *a, const struct rules *b)
 				printf("#   VS %zu: %s cpu %u priority %u, read back %s cpu %u "
 				    "priority %u\n", i, a->vs[i].name, a->vs[i].cpu, a->vs[i].priority,
 				    b->vs[i].name, b->vs[i].cpu, b->vs[i].priority);
+		}
+	/* the worker limit the accept gate enforces (tests/rules/good-workers.rules) */
+	for (i = 0; i < a->nvs && i < b->nvs; i++)
+		if (a->vs[i].workers_n != b->vs[i].workers_n ||
+		    a->vs[i].workers_bp != b->vs[i].workers_bp) {
+			if (bad++ < 3)
+				printf("#   VS %s: workers %u, %u bp, read back %u, %u bp\n",
+				    a->vs[i].name, a->vs[i].workers_n, a->vs[i].workers_bp,
+				    b->vs[i].workers_n, b->vs[i].workers_bp);
 		}
 	/* the network share, as set (tests/rules/good-net.rules) */
 	for (i = 0; i < a->nvs && i < b->nvs; i++) {

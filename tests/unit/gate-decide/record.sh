@@ -20,6 +20,8 @@
 # into the trace (rules_write()'s text between "rules begin" and "rules
 # end"), at start and on each change vsd pushes, so a replay needs nothing
 # else. The runs below have none: the default rule.
+# rec-workers.trace is a whole run of
+#   VSD_GATE=/tmp/t/gate make check TESTS=tests/gate-workers.sh
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 trap cleanup EXIT

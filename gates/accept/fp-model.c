@@ -316,6 +316,7 @@ fp_events(struct gate *g, struct gated_listener *l, uint64_t now)
 			g->fp_direct++;
 			if (v)
 				v->served++;
+			workers_take(&g->wk, th, vs);	/* a limit set while it waited */
 		}
 		if (vs != th->fp_vs)
 			g->fp_misordered++;

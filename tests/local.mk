@@ -124,7 +124,8 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/conntab-quota.sh tests/gate-destroy.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
-	tests/vsctl-top.sh tests/gate-pmqos.sh tests/record-conns.sh tests/gate-escape.sh
+	tests/vsctl-top.sh tests/gate-pmqos.sh tests/record-conns.sh tests/gate-escape.sh \
+	tests/gate-mariadb-proto.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh
@@ -164,6 +165,8 @@ RULES_GOLDEN = \
 	tests/rules/err-service.rules \
 	tests/rules/err-service-user.out \
 	tests/rules/err-service-user.rules \
+	tests/rules/good-service-protocol.out \
+	tests/rules/good-service-protocol.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
 	tests/rules/err-site-eof.out \
@@ -217,7 +220,7 @@ dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
 # and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
 TESTS += tests/classify-hostile.sh
 dist_noinst_SCRIPTS += tests/classify-hostile.sh
-EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)

@@ -713,6 +713,10 @@ rebind(struct gate *g, struct service_thread *th, struct queued_conn *c)
 		cur = th->bound ? vs_table_find(&g->tab, th->bound) : NULL;
 		return cur ? cur : vs_table_find(&g->tab, g->home);
 	}
+	/* a database's accepting thread stays home: dbthreads.c moves the
+	 * threads that serve the connection */
+	if (gate_db_mode(g))
+		return v;
 	r = bind_thread(th, v);
 	if (r == 1 || !th->cpu_mark)	/* moved, or new: its CPU so far goes where it was */
 		charge_settle(g, th);

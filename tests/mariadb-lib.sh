@@ -17,7 +17,8 @@ mdb_init() {
 	MDB_SOCK=$1/mysqld.sock
 	MDB_PORT=$2
 	mariadb-install-db --no-defaults --datadir="$1/data" --user=root \
-	    --auth-root-authentication-method=normal --skip-test-db > "$1/install.log" 2>&1 || {
+	    --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
+	    > "$1/install.log" 2>&1 || {
 		sed 's/^/# /' "$1/install.log"
 		return 1
 	}

@@ -52,7 +52,8 @@
 
 /* the supervisor's poll set; the listeners with waiters follow. P_QUIET is
  * an epoll fd holding the descriptors that seldom fire (signals, the tick,
- * the status socket): poll() costs per descriptor, and it runs per accept */
+ * the status socket, the database mode's ring): poll() costs per
+ * descriptor, and it runs per accept */
 enum { P_NOTIFY, P_QUIET, P_OUTPUT, P_HOLD, P_FIRST };
 enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4, Q_DB = 8 };
 

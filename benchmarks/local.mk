@@ -30,6 +30,8 @@
 #   rules-provider       a provider's file: 100 to 10,000 VSs, 300 rules,
 #                        5 services; its baseline,
 #                        the kernel's floor, is cgroup-floor.c
+#   db-mode              what the database mode (protocol mysql) costs per
+#                        query and per connection that moves a thread
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
 #   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
@@ -80,7 +82,7 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
-	benchmarks/rebind-saturated
+	benchmarks/rebind-saturated benchmarks/db-mode
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
 	benchmarks/hosting-nginx.conf.in
@@ -95,14 +97,15 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
 	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
-	benchmarks/results/vhosts.md
+	benchmarks/results/vhosts.md benchmarks/results/db-mode.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
 	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
 	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
-	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png
+	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
+	benchmarks/results/db-mode.csv
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 bench-report:

@@ -42,13 +42,20 @@ attr_key(const struct rules_crule *cr, char *buf, size_t len)
 int
 rules_wants_attrs(const struct rules *rs, int svc, unsigned *timeout_ms)
 {
+	const struct rules_service *s = NULL;
 	unsigned t = RULES_ATTRS_TIMEOUT_MS;
 
-	/* sites and content rules apply to every service's accept gate */
-	if (svc >= 0 && (size_t)svc < rs->nservices && rs->services[svc].attrs_timeout_ms)
-		t = rs->services[svc].attrs_timeout_ms;
+	if (svc >= 0 && (size_t)svc < rs->nservices)
+		s = &rs->services[svc];
+	if (s && s->attrs_timeout_ms)
+		t = s->attrs_timeout_ms;
 	if (timeout_ms)
 		*timeout_ms = t;
+	/* sites and content rules apply to every FastCGI service's accept gate;
+	 * a service of another protocol has no params to wait for, and one
+	 * whose server speaks first (MySQL) would wait out the bound */
+	if (s && s->proto != RULES_PROTO_FASTCGI)
+		return 0;
 	return rs->ncrules > 0;
 }
 

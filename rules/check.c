@@ -290,6 +290,7 @@ check_services(struct rules_ctx *c)
 		x->home = -1;
 		x->unclassified = -1;
 		x->attrs_timeout_ms = sv->attrs_timeout_ms;
+		x->proto = sv->proto >= 0 ? (enum rules_proto)sv->proto : RULES_PROTO_FASTCGI;
 		if (!sv->home)
 			rerr(c, &sv->loc, "service '%s' needs a home VS (home NAME)", sv->name);
 		else if ((x->home = names_get(rs->vs_names, sv->home)) < 0)

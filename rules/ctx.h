@@ -93,6 +93,8 @@ struct svc_decl {
 	char		*user, *group;	/* NULL if not given */
 	struct rules_loc user_at, group_at;
 	unsigned	 attrs_timeout_ms;	/* 0 if not given */
+	int		 proto;		/* -1 if not given */
+	struct rules_loc proto_at;
 	char		*unclassified;	/* NULL if not given */
 	struct rules_loc unclassified_at;
 };

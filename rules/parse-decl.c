@@ -29,6 +29,7 @@ enum keyid {
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 	K_ATTRS_TIMEOUT,
 	K_UNCLASSIFIED,
+	K_PROTOCOL,
 };
 
 enum where { W_VS = 1, W_PLAN = 2, W_GROUP = 4, W_SVC = 8 };
@@ -64,6 +65,7 @@ static const struct key {
 	/* how long its gate waits for a request's params (parse-site.c's syntax) */
 	{ "attrs-timeout", K_ATTRS_TIMEOUT, W_SVC },
 	{ "unclassified", K_UNCLASSIFIED, W_SVC },
+	{ "protocol",	K_PROTOCOL,	W_SVC },
 };
 
 #define WORKERS_MAX	65535
@@ -200,6 +202,13 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 		return;
 	case K_UNCLASSIFIED:
 		set_name(p, v, "VS", &d->svc->unclassified, &d->svc->unclassified_at);
+		return;
+	case K_PROTOCOL:
+		d->svc->proto = rules_proto_from_name(v->text);
+		d->svc->proto_at = loc_of(p, v);
+		if (d->svc->proto < 0)
+			perr(p, v, "unknown protocol '%s' (expected fastcgi, mysql or other)",
+			     v->text);
 		return;
 	case K_USER:
 	case K_UGROUP:
@@ -418,6 +427,7 @@ parse_service(struct parser *p)
 	sv->name = xstrdup(p->c, t->text);
 	sv->loc = loc_of(p, t);
 	sv->gate = -1;
+	sv->proto = -1;
 	memset(&unused, 0, sizeof(unused));
 	d.s = &unused;
 	d.svc = sv;

@@ -52,6 +52,19 @@ enum rules_gate {
 	RULES_GATE_MAX,
 };
 
+/*
+ * What a service speaks, as far as its accept gate cares: whether there are
+ * request params to wait for (FastCGI), and whether the server speaks first
+ * (MySQL: the client sends nothing until the server's handshake, so waiting
+ * for its first bytes would only wait out the bound).
+ */
+enum rules_proto {
+	RULES_PROTO_FASTCGI = 0,	/* the default: sites and content rules apply */
+	RULES_PROTO_MYSQL,		/* server speaks first; never held */
+	RULES_PROTO_OTHER,		/* not read: classified by its opener only */
+	RULES_PROTO_MAX,
+};
+
 /* Which limits a VS declaration sets; an unset limit is left to vsd's default. */
 #define RULES_SET_CPU		(1u << 0)
 #define RULES_SET_CPU_MAX	(1u << 1)
@@ -115,6 +128,7 @@ struct rules_service {
 	char		*command;	/* run by /bin/sh -c */
 	char		*user;		/* runs as this user (NULL: as root) */
 	char		*group;		/* with this group (NULL: the user's) */
+	enum rules_proto proto;		/* what it speaks (protocol P) */
 	/*
 	 * How long its accept gate may wait for a request's params (content
 	 * rules and sites) before it serves the connection from home;
@@ -365,7 +379,7 @@ struct rules_req_attrs {
 
 /* Whether the accept gate of service SVC (rules_service_index(), or -1 for
  * a supervisor started without a declared service) has rules or sites that
- * match request content; if so, *timeout_ms is how long the gate may wait
+ * match request content and speaks FastCGI (protocol); if so, *timeout_ms is how long the gate may wait
  * for the params before it serves the connection from the home VS (the
  * file's bound, or the default the man page names). 1 yes, 0 no. */
 int rules_wants_attrs(const struct rules *rs, int svc, unsigned *timeout_ms);
@@ -384,6 +398,9 @@ int rules_query_attrs(const struct rules *rs, int svc, int caller, int req,
 const char *rules_gate_name(enum rules_gate g);
 int rules_gate_from_name(const char *s);
 const char *rules_action_name(enum rules_action a);
+/* "fastcgi", "mysql", "other"; and back (-1 if unknown). */
+const char *rules_proto_name(enum rules_proto p);
+int rules_proto_from_name(const char *s);
 
 /* A human-readable dump of the compiled rules (what `check --dump` prints). */
 void rules_dump(const struct rules *rs, struct buf *out);

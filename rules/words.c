@@ -13,6 +13,18 @@ static const char *const gate_names[RULES_GATE_MAX] = {
 	[RULES_GATE_FORK] = "fork",
 };
 
+/* The index of S in NAMES[N], or -1. */
+static int
+name_index(const char *const *names, int n, const char *s)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
 const char *
 rules_gate_name(enum rules_gate g)
 {
@@ -22,12 +34,25 @@ rules_gate_name(enum rules_gate g)
 int
 rules_gate_from_name(const char *s)
 {
-	int g;
+	return name_index(gate_names, RULES_GATE_MAX, s);
+}
 
-	for (g = 0; g < RULES_GATE_MAX; g++)
-		if (strcmp(s, gate_names[g]) == 0)
-			return g;
-	return -1;
+static const char *const proto_names[RULES_PROTO_MAX] = {
+	[RULES_PROTO_FASTCGI] = "fastcgi",
+	[RULES_PROTO_MYSQL] = "mysql",
+	[RULES_PROTO_OTHER] = "other",
+};
+
+const char *
+rules_proto_name(enum rules_proto p)
+{
+	return (unsigned)p < RULES_PROTO_MAX ? proto_names[p] : "?";
+}
+
+int
+rules_proto_from_name(const char *s)
+{
+	return name_index(proto_names, RULES_PROTO_MAX, s);
 }
 
 const char *

@@ -114,6 +114,8 @@ rules_write(const struct rules *rs, struct buf *b)
 			buf_printf(b, "user %s ", s->user);
 		if (s->group)
 			buf_printf(b, "group %s ", s->group);
+		if (s->proto != RULES_PROTO_FASTCGI)
+			buf_printf(b, "protocol %s ", rules_proto_name(s->proto));
 		if (s->attrs_timeout_ms)
 			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
 		if (s->unclassified >= 0)

@@ -6,7 +6,8 @@
 #                    devkit for fcgi-demo/, gnuplot for its plot)
 #   deps.sh --test   and to run the test suite (the demo's packages, plus
 #                    tcpdump, python3, clang's fuzzer runtime, nginx, debhelper
-#                    and lintian for the package test, ...)
+#                    and lintian for the package test, MariaDB for the gated
+#                    database tests, ...)
 #   deps.sh --state  print the state and version of every package above,
 #                    installing nothing (scripts/build.sh configures again
 #                    when it changes)
@@ -17,7 +18,7 @@ build="build-essential autoconf automake libtool pkg-config clang llvm
 demo="libfcgi-dev apache2 gnuplot-nox procps psmisc util-linux iproute2"
 test="$demo tcpdump python3 passwd libclang-rt-14-dev strace php8.2-fpm
       libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
-      debhelper lintian"
+      debhelper lintian mariadb-server mariadb-client php8.2-mysql"
 if [ "${1:-}" = --state ]; then
 	# one line each, missing ones too (dpkg-query says so on stderr)
 	# shellcheck disable=SC2086

@@ -149,7 +149,8 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
 	tests/vsctl-top.sh tests/gate-pmqos.sh tests/gate-sched.sh tests/record-conns.sh tests/gate-escape.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
-	tests/gate-workers.sh tests/gate-workers-tcp.sh
+	tests/gate-workers.sh tests/gate-workers-tcp.sh \
+	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh
@@ -193,6 +194,8 @@ RULES_GOLDEN = \
 	tests/rules/err-service.rules \
 	tests/rules/err-service-user.out \
 	tests/rules/err-service-user.rules \
+	tests/rules/good-service-protocol.out \
+	tests/rules/good-service-protocol.rules \
 	tests/rules/err-share-sum.out \
 	tests/rules/err-share-sum.rules \
 	tests/rules/err-site-eof.out \
@@ -246,7 +249,7 @@ dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
 # and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
 TESTS += tests/classify-hostile.sh
 dist_noinst_SCRIPTS += tests/classify-hostile.sh
-EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)

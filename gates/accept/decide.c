@@ -56,6 +56,7 @@ gate_rules_index(struct gate *g)
 	for (i = 0; i < g->tab.n; i++)
 		g->tab.v[i].ridx = g->rules ? rules_vs_index(g->rules, g->tab.v[i].name) : -1;
 	want_attrs(g);
+	dbthreads_sync(g);
 	if (!g->rules || !g->rules->nvs || !(g->id_of = calloc(g->rules->nvs, sizeof(*g->id_of))))
 		return;
 	g->nid_of = g->rules->nvs;

@@ -214,6 +214,21 @@ int listener_reach(const struct gated_listener *l, struct sockaddr_storage *ss, 
 /* 1 (and the wake-up is over) if c is our own wake-up connection. */
 int wakeup_is_ours(struct gated_listener *l, const struct queued_conn *c);
 
+/* --- dbthreads.c: the database mode (protocol mysql) --- */
+struct gate;
+struct buf;
+/* 1 if each thread serves in its connection's VS (and the accepting
+ * thread stays home): a mysql service, not on pure cgroup v2. */
+int gate_db_mode(const struct gate *g);
+/* The rules or the VS table changed: load, and push them, as needed. */
+void dbthreads_sync(struct gate *g);
+/* The service's process started (tgid) or ended (0). */
+void dbthreads_run(struct gate *g, pid_t tgid);
+/* The descriptor that is readable with moves to make, -1 if none. */
+int dbthreads_fd(void);
+void dbthreads_ready(void);
+void dbthreads_status(const struct gate *g, struct buf *b);
+
 /* --- rebind.c --- */
 struct service_thread {
 	struct service_thread *hnext;
@@ -315,6 +330,9 @@ int unixpeer_init(void);
 /* The VS whose directory holds the socket at the other end of the accepted
  * Unix connection fd (or its nearest ancestor in the table); 0 if unknown. */
 uint32_t unixpeer_lookup(struct vs_table *t, int fd);
+/* The cgroup2 id of a VS's directory: its inode number (Linux 5.5+);
+ * UINT64_MAX if it has none. */
+uint64_t vs_cg2_id(struct gate_vs *v);
 
 /* --- gate.c --- */
 struct pending_accept {

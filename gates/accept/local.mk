@@ -47,8 +47,11 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/records.c \
 	gates/accept/refuse.c \
 	gates/accept/pmqos.c \
-	gates/accept/workers.c
-nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h
+	gates/accept/workers.c \
+	gates/accept/dbthreads.c \
+	gates/accept/dbthreads.h
+nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h \
+	gates/accept/dbthreads.skel.h
 gates_accept_libgateaccept_a_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS) $(LIBBPF_CFLAGS)
 GATEACCEPT_LIBS = gates/accept/libgateaccept.a rules/librules.a \
 	gates/socket/libgatesocket.a lib/libvsd.a \
@@ -86,3 +89,17 @@ gates/accept/fuzz-fcgi$(EXEEXT): $(FCGI_FUZZ_SRCS) $(srcdir)/gates/accept/fcgi.h
 		-fno-sanitize-recover=undefined $(DEFS) $(DEFAULT_INCLUDES) $(AM_CPPFLAGS) $(CPPFLAGS) -o $@ $(FCGI_FUZZ_SRCS)
 CLEANFILES += gates/accept/fuzz-fcgi$(EXEEXT)
 endif
+
+# The database mode's program (dbthreads.bpf.c), built like unixpeer's.
+EXTRA_DIST += gates/accept/dbthreads.bpf.c
+gates/accept/dbthreads.bpf.o: $(srcdir)/gates/accept/dbthreads.bpf.c \
+		$(srcdir)/gates/accept/dbthreads.h $(srcdir)/gates/socket/gated.bpf.h \
+		$(srcdir)/gates/socket/socket.h gates/socket/vmlinux.h
+	$(AM_V_GEN)$(MKDIR_P) gates/accept && $(CLANG) $(BPF_CFLAGS) $(BPF_INCLUDES) \
+		-I$(srcdir)/gates/accept \
+		-c $(srcdir)/gates/accept/dbthreads.bpf.c -o $@
+gates/accept/dbthreads.skel.h: gates/accept/dbthreads.bpf.o
+	$(AM_V_GEN)$(BPFTOOL) gen skeleton gates/accept/dbthreads.bpf.o name dbthreads_bpf > $@.tmp && \
+	mv -f $@.tmp $@
+BUILT_SOURCES += gates/accept/dbthreads.skel.h
+CLEANFILES += gates/accept/dbthreads.bpf.o gates/accept/dbthreads.skel.h

@@ -41,6 +41,10 @@ gate_bind(struct gate *g, struct service_thread *th, const struct decision *d)
 		return current(g, th);
 	if (!v)
 		return NULL;
+	/* a database's accepting thread stays home: dbthreads.c moves the
+	 * threads that serve the connection */
+	if (gate_db_mode(g))
+		return v;
 	r = bind_thread(th, v);
 	if (r == 1 || !th->cpu_mark)	/* moved, or new: its CPU so far goes where it was */
 		charge_settle(g, th);

@@ -231,6 +231,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	buf_printf(b, ", \"rebind\": {\"count\": %llu, \"failed\": %llu, \"p50_us\": %u, "
 	    "\"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, (unsigned long long)nfail, p50, p99, max);
+	dbthreads_status(g, b);
 	wpid = rcu_warm_stats(&wn);
 	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
 	    (unsigned long long)wn);

@@ -90,8 +90,7 @@ peer_cgroups(int fd, uint64_t *ids)
 	return i;
 }
 
-/* The cgroup2 id of a VS's directory: its inode number (Linux 5.5+). */
-static uint64_t
+uint64_t
 vs_cg2_id(struct gate_vs *v)
 {
 	struct stat st;

@@ -52,9 +52,10 @@
 
 /* the supervisor's poll set; the listeners with waiters follow. P_QUIET is
  * an epoll fd holding the descriptors that seldom fire (signals, the tick,
- * the status socket): poll() costs per descriptor, and it runs per accept */
+ * the status socket, the database mode's ring): poll() costs per
+ * descriptor, and it runs per accept */
 enum { P_NOTIFY, P_QUIET, P_OUTPUT, P_HOLD, P_FIRST };
-enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4 };
+enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4, Q_DB = 8 };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
@@ -395,7 +396,8 @@ loop_setup(struct supervisor *sv)
 	arm_timer(sv->tfd, sv->period);
 	if ((sv->qfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    quiet_add(sv->qfd, sv->sfd, Q_SIGNAL) < 0 || quiet_add(sv->qfd, sv->tfd, Q_TIMER) < 0 ||
-	    (sv->stfd >= 0 && quiet_add(sv->qfd, sv->stfd, Q_STATUS) < 0))
+	    (sv->stfd >= 0 && quiet_add(sv->qfd, sv->stfd, Q_STATUS) < 0) ||
+	    (dbthreads_fd() >= 0 && quiet_add(sv->qfd, dbthreads_fd(), Q_DB) < 0))
 		fatal("epoll");
 }
 
@@ -441,6 +443,7 @@ run_start(struct supervisor *sv)
 		if ((r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
 			log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
 	}
+	dbthreads_run(&sv->g, sv->st.pid);
 	set_state(sv, ST_RUNNING);
 	log_debug("serving %s (pid %d) from VS %s", sv->o.name, sv->st.pid, sv->o.home);
 	return 0;
@@ -509,6 +512,7 @@ run_end(struct supervisor *sv)
 		close(sv->st.pidfd);
 	sv->st.pidfd = -1;
 	sv->kill_at = 0;
+	dbthreads_run(&sv->g, 0);
 	sv->last_status = sv->st.status;
 	sv->have_last = 1;
 	describe_status(sv->st.status, what, sizeof(what));
@@ -632,6 +636,8 @@ on_tick(struct supervisor *sv)
 
 	if (read(sv->tfd, &exp, sizeof(exp)) != sizeof(exp))
 		return;
+	/* the database mode's moves, if its ring is not in the quiet set yet */
+	dbthreads_ready();
 	if (sv->st.notify_fd >= 0)
 		np = gate_tick(&sv->g);
 	sched_tick(now);
@@ -659,11 +665,11 @@ on_tick(struct supervisor *sv)
 static unsigned
 quiet_ready(int qfd)
 {
-	struct epoll_event ev[3];
+	struct epoll_event ev[4];
 	unsigned r = 0;
 	int n, k;
 
-	n = epoll_wait(qfd, ev, 3, 0);
+	n = epoll_wait(qfd, ev, 4, 0);
 	for (k = 0; k < n; k++)
 		r |= ev[k].data.u32;
 	return r;
@@ -723,6 +729,8 @@ serve(struct supervisor *sv)
 			on_tick(sv);
 		if (quiet & Q_STATUS)
 			on_status(sv);
+		if (quiet & Q_DB)
+			dbthreads_ready();
 		if (sv->st.notify_fd >= 0 && sv->child_done && sv->filter_gone)
 			run_end(sv);
 	}

@@ -91,6 +91,17 @@ static __always_inline void v4unmap(__u32 l[4], __u32 r[4])
 	r[1] = r[2] = r[3] = 0;
 }
 
+/* The family of an AF_INET6 socket's key: an IPv4-mapped pair folds to IPv4. */
+static __always_inline void family6(struct vsd_conn_key *k, __u32 l[4], __u32 r[4])
+{
+	if (v4mapped(l) && v4mapped(r)) {
+		k->family = AF_INET;
+		v4unmap(l, r);
+	} else {
+		k->family = AF_INET6;
+	}
+}
+
 /* The key from the local and remote addresses and ports (host order). */
 static __always_inline void conn_orient(struct vsd_conn_key *k, int passive, const __u32 l[4],
 					const __u32 r[4], __u16 lport, __u16 rport)
@@ -133,6 +144,35 @@ static __always_inline __u32 conn_vs(struct vsd_conn_key *k)
 		if (*(volatile __u32 *)&s->seq == seq)
 			return vs_id;
 	}
+	return 0;
+}
+
+/*
+ * The table's key of an accepted TCP connection, from its socket; 0, or
+ * -1 if it is not TCP over IPv4/IPv6.
+ */
+static __always_inline int accepted_key(struct sock *sk, struct vsd_conn_key *k)
+{
+	__u32 l[4] = {}, r[4] = {};
+	__u16 lport;
+	int family;
+
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if ((family != AF_INET && family != AF_INET6) ||
+	    BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return -1;
+	lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	__builtin_memset(k, 0, sizeof(*k));
+	if (family == AF_INET6) {
+		BPF_CORE_READ_INTO(&l, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
+		BPF_CORE_READ_INTO(&r, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
+		family6(k, l, r);
+	} else {
+		k->family = AF_INET;
+		l[0] = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		r[0] = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+	}
+	conn_orient(k, 1, l, r, lport, bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport)));
 	return 0;
 }
 

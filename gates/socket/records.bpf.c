@@ -44,9 +44,8 @@ static __always_inline void record_accept(struct sock *child)
 	struct vsd_arrival a = {};
 	struct vsd_gated_val *gv;
 	struct vsd_conn_key k;
-	__u32 l[4] = {}, r[4] = {}, pair;
 	__u64 pid_tgid;
-	__u32 *n;
+	__u32 pair, *n;
 	int family;
 
 	family = BPF_CORE_READ(child, __sk_common.skc_family);
@@ -61,24 +60,9 @@ static __always_inline void record_accept(struct sock *child)
 		return;
 	gk.netns = BPF_CORE_READ(child, __sk_common.skc_net.net, net_cookie);
 	pid_tgid = bpf_get_current_pid_tgid();
-	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)) || gv->owner == (__u32)(pid_tgid >> 32))
+	if (!(gv = bpf_map_lookup_elem(&vsd_gated, &gk)) || gv->owner == (__u32)(pid_tgid >> 32) ||
+	    accepted_key(child, &k) < 0)
 		return;
-	__builtin_memset(&k, 0, sizeof(k));
-	if (family == AF_INET6) {
-		BPF_CORE_READ_INTO(&l, child, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr32);
-		BPF_CORE_READ_INTO(&r, child, __sk_common.skc_v6_daddr.in6_u.u6_addr32);
-		if (v4mapped(l) && v4mapped(r)) {
-			k.family = AF_INET;
-			v4unmap(l, r);
-		} else {
-			k.family = AF_INET6;
-		}
-	} else {
-		k.family = AF_INET;
-		l[0] = BPF_CORE_READ(child, __sk_common.skc_rcv_saddr);
-		r[0] = BPF_CORE_READ(child, __sk_common.skc_daddr);
-	}
-	conn_orient(&k, 1, l, r, gk.port, bpf_ntohs(BPF_CORE_READ(child, __sk_common.skc_dport)));
 	a.cookie = BPF_CORE_READ(child, __sk_common.skc_cookie.counter);
 	a.vs_id = conn_vs(&k);
 	a.tid = (__u32)pid_tgid;

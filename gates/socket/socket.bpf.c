@@ -152,12 +152,7 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
 		l[2] = skops->local_ip6[2]; l[3] = skops->local_ip6[3];
 		r[0] = skops->remote_ip6[0]; r[1] = skops->remote_ip6[1];
 		r[2] = skops->remote_ip6[2]; r[3] = skops->remote_ip6[3];
-		if (v4mapped(l) && v4mapped(r)) {
-			k->family = AF_INET;
-			v4unmap(l, r);
-		} else {
-			k->family = AF_INET6;
-		}
+		family6(k, l, r);
 	} else {
 		k->family = AF_INET;
 		l[0] = skops->local_ip4; r[0] = skops->remote_ip4;

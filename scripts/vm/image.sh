@@ -23,7 +23,8 @@ fi
 # a service systemd starts itself, for the package test; cgi-fcgi (libfcgi-bin),
 # iperf3, haproxy, nftables and the Prometheus text parser for the hosting,
 # network and metrics tests, nginx for the classification test behind both
-# front ends, and the runtime libraries (json-c, libmnl, libnftables) the
+# front ends, MariaDB (disabled: each test runs its own server) for the
+# gated database tests, and the runtime libraries (json-c, libmnl, libnftables) the
 # host may link vsd against; curl, which docs/migrating.md has a provider
 # type to check the sites (tests/vm/migrate.sh follows it).
 pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
@@ -31,6 +32,7 @@ pkgs="systemd systemd-sysv udev dbus kmod linux-image-amd64 initramfs-tools
       make bash coreutils procps psmisc iproute2 util-linux python3 bpftool strace
       apache2 gnuplot-nox passwd php8.2-fpm
       libfcgi-bin iperf3 haproxy nftables python3-prometheus-client nginx
+      mariadb-server mariadb-client php8.2-mysql
       libjson-c5 libmnl0 libnftables1 curl"
 start=$(date +%s)
 rm -rf "$dir"
@@ -52,7 +54,7 @@ mmdebstrap --variant=apt --quiet \
 	--customize-hook="cp '$here/guest-run.sh' \"\$1/usr/local/sbin/vsd-vm-run\"" \
 	--customize-hook="cp '$here/vsd-vm-run.service' \"\$1/etc/systemd/system/\"" \
 	--customize-hook='chroot "$1" systemctl enable vsd-vm-run.service' \
-	--customize-hook='chroot "$1" systemctl disable apache2.service php8.2-fpm.service haproxy.service' \
+	--customize-hook='chroot "$1" systemctl disable apache2.service php8.2-fpm.service haproxy.service mariadb.service' \
 	--customize-hook='chroot "$1" systemctl mask systemd-timesyncd.service apt-daily.timer apt-daily-upgrade.timer man-db.timer e2scrub_all.timer fstrim.timer' \
 	bookworm "$root" /etc/apt/sources.list.d/debian.sources
 

@@ -25,6 +25,8 @@ static const char text[] =
 	"vs c[0001..0240] cpu 0.1%\n"
 	"service php-fpm home php attrs-timeout 150ms command \"php-fpm8.2 -F\"\n"
 	"service other home php command \"true\"\n"
+	"service db home php protocol mysql command \"mariadbd\"\n"
+	"service raw home php protocol other command \"cat\"\n"
 	"site shop.example alias www.shop.example docroot /var/www/shop vs www1\n"
 	"site *.blog.example docroot \"/srv/my blog\" vs www2\n"
 	"site c[0001..0240].example alias www.c[0001..0240].example\\\n"
@@ -164,6 +166,10 @@ main(void)
 	   "a service without attrs-timeout waits the default 200 ms (%u)", ms);
 	ok(rules_wants_attrs(rs, -1, &ms) == 1 && ms == RULES_ATTRS_TIMEOUT_MS,
 	   "a supervisor without a declared service: the default");
+	ok(rules_wants_attrs(rs, rules_service_index(rs, "db"), &ms) == 0,
+	   "a mysql service (the server speaks first) is never held for params");
+	ok(rules_wants_attrs(rs, rules_service_index(rs, "raw"), &ms) == 0,
+	   "a service of protocol other is never held for params");
 
 	/* hosts */
 	is_str(name(rs, q(rs, php, -1, "shop.example", NULL, NULL)), "www1", "host exact");
@@ -272,6 +278,11 @@ main(void)
 		ok(back->nsites == rs->nsites && back->ncrules == rs->ncrules,
 		   "as many sites (%zu) and bindings (%zu)", back->nsites, back->ncrules);
 		ok(rules_wants_attrs(back, 0, &ms) && ms == 150, "attrs-timeout written back");
+		ok(rules_service_index(back, "db") >= 0 &&
+		   back->services[rules_service_index(back, "db")].proto == RULES_PROTO_MYSQL &&
+		   back->services[rules_service_index(back, "raw")].proto == RULES_PROTO_OTHER &&
+		   back->services[0].proto == RULES_PROTO_FASTCGI,
+		   "each service's protocol written back");
 		for (ci = -1; ci < (int)rs->nvs && ci < 6; ci++)
 			for (i = 0; hosts[i]; i++)
 				for (j = 0; j <= 4; j++) {

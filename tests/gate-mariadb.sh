@@ -1,0 +1,236 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The database mode: Debian's MariaDB as a gated service of "protocol
+# mysql". Each query must run in a thread that sits in the VS of the client
+# that sent it, from the connection's first query: over TCP and the Unix
+# socket, one connection per VS, a cached thread reused by another VS,
+# pool-of-threads, and after vsd restarts. A connection from outside every
+# VS, MariaDB's main thread and its own (InnoDB) threads stay home. Where a
+# query runs is read from /proc/PID/task/TID/cgroup of the thread that
+# information_schema.PROCESSLIST names for it while it runs; the CPU a VS's
+# queries burn must show in that VS's cgroup (cpuacct / cpu.stat).
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/fcgi-lib.sh"
+. "$(dirname "$0")/mariadb-lib.sh"
+need_root
+need_mariadb
+[ "$(cg_layout)" = hybrid ] || [ "$(cg_layout)" = legacy ] ||
+	skip_all "the database mode moves single threads: v1 cpu cgroups (pure v2 needs a threaded subtree, not built)"
+
+rules_dir
+RUN=$R/run
+mkdir -p "$RUN" && chmod 0755 "$RUN"
+MDB_ARGS="--thread-cache-size=8 --max-connections=300"
+mdb_init "$RUN" $((30000 + $$ % 20000)) || { fail "mariadb-install-db"; done_testing; }
+vsd_start || { fail "vsd starts"; done_testing; }
+
+# rules FILE EXTRA-ARGS: the rule file, the server with EXTRA-ARGS
+rules() {
+	w "$1" <<E
+vs db cpu 10%
+vs www[1..4] cpu 20%
+service mariadb home db protocol mysql command "exec $MDB_CMD $2"
+E
+}
+rules db.rules ""
+check "the rule file with a mysql service applies" quiet vsctl apply "$R/db.rules"
+on_exit "vsctl service stop mariadb"
+check "MariaDB runs under the gate" wait_until mdb_up
+is "$(svc mariadb "['database']['on']")" True "the gate's database mode is on"
+MPID=$(svc mariadb "['pid']")
+
+# from VS ARGS...: the client in VS (or outside every VS: "-"), by TCP or Unix ($VIA)
+VIA=tcp
+from() {
+	local vs=$1; shift
+	set -- "$MARIADB" --no-defaults -u root -N -B "$@"
+	if [ "$VIA" = tcp ]; then
+		set -- "$@" -h 127.0.0.1 -P "$MDB_PORT" --protocol=tcp
+	else
+		set -- "$@" -S "$MDB_SOCK"
+	fi
+	if [ "$vs" = - ]; then "$@"; else vsctl exec "$vs" -- "$@"; fi
+}
+# tid_of TAG: the thread running the query with TAG in its text, once it runs
+tid_of() {
+	sql_unix -e "SELECT TID FROM information_schema.PROCESSLIST
+		WHERE INFO LIKE '%tag-$1%' AND ID <> CONNECTION_ID()" 2>/dev/null
+}
+vs_of_tid() { cg_vs < "/proc/$MPID/task/$1/cgroup" 2>/dev/null; }
+SEEN=" "	# the TIDs that ran our queries
+# where VS: run SLEEP(1), tagged, as a connection's first query from VS; set
+# WT and WV to the thread that ran it and its VS, read while it ran
+n=0
+where() {
+	local tag=q$$-$n p
+	n=$((n + 1))
+	from "$1" -e "SELECT 'tag-$tag', SLEEP(1)" > /dev/null &
+	p=$!
+	WT=
+	for _i in $(seq 100); do
+		WT=$(tid_of "$tag") && [ -n "$WT" ] && break
+		sleep 0.02
+	done
+	WV=$([ -n "$WT" ] && vs_of_tid "$WT")
+	WV=${WV:-none}
+	wait $p
+	SEEN="$SEEN$WT "
+}
+
+# --- one connection per VS, over TCP and over the Unix socket
+for VIA in tcp unix; do
+	for v in www1 www2 www3 www4; do
+		where $v
+		is "$WV" "$v" "$VIA: the first query from $v runs in $v (thread $WT)"
+	done
+done
+VIA=tcp
+where -
+is "$WV" db "a connection from outside every VS is served at home (thread $WT)"
+
+# --- the thread cache: a thread that served another VS (or home) before
+# serves the next connection, from www2
+before=$(for t in /proc/$MPID/task/*; do echo "${t##*/}:$(vs_of_tid "${t##*/}")"; done)
+where www2
+prev=$(echo "$before" | sed -n "s/^$WT://p")
+diag "thread cache: www2's query ran in thread $WT, which sat in ${prev:-(none: a new thread)}"
+is "$WV" www2 "the next connection, from www2, runs in www2"
+check "a cached thread that sat in another VS served it (thread_cache_size 8)" \
+	sh -c '[ -n "$1" ] && [ "$1" != www2 ]' - "$prev"
+
+# --- every query of a long connection, and the CPU it burns, in its VS
+usage() { "$top_builddir/tests/cgroup-usage" "$(vs_cgroup "$1" cpuacct)" 2>/dev/null || echo 0; }
+u0=$(usage www3); d0=$(usage db)
+q="SELECT BENCHMARK(3000000, SHA2('x', 256));"
+from www3 -e "$q$q$q$q SELECT 1" > /dev/null
+u1=$(usage www3); d1=$(usage db)
+diag "4 CPU-bound queries from www3: www3's cgroup used $(( (u1 - u0) / 1000000 )) ms, db's $(( (d1 - d0) / 1000000 )) ms"
+check "www3's cgroup was charged for its queries' CPU (more than 5x the home VS's)" \
+	test $((u1 - u0)) -gt $((5 * (d1 - d0)))
+
+# --- MariaDB's own threads (main, InnoDB, timers) stay home
+others=
+for t in /proc/$MPID/task/*; do
+	t=${t##*/}
+	case $SEEN in *" $t "*) continue ;; esac
+	[ "$(vs_of_tid "$t")" = db ] || others="$others $t:$(vs_of_tid "$t")"
+done
+is "${others:-none}" none "every thread that served no connection of ours is in the home VS"
+is "$(vs_of_tid "$MPID")" db "the main (accepting) thread stays home"
+
+# --- 200 short-lived connections, 50 from each of 4 VSs at once, each one
+# CPU-bound query: the CPU lands in the VSs' cgroups, not at home (a query
+# that ran before its thread was moved would be charged to the VS the
+# thread sat in before: another www or home)
+ev0=$(svc mariadb "['database']['moved']")
+for v in www1 www2 www3 www4; do eval "b_$v=\$(usage $v)"; done
+b_db=$(usage db)
+burst() {
+	local i
+	for i in $(seq 50); do
+		from "$1" -e "SELECT BENCHMARK(100000, SHA2('$1', 256))" || return 1
+	done > /dev/null
+}
+pids=
+for v in www1 www2 www3 www4; do burst $v & pids="$pids $!"; done
+bad=0
+for p in $pids; do wait $p || bad=$((bad + 1)); done
+is "$bad" 0 "200 short connections from 4 VSs: every query answered"
+tot=0
+for v in www1 www2 www3 www4; do
+	eval "d=\$(( \$(usage $v) - b_$v ))"
+	diag "$v: $((d / 1000000)) ms of CPU in its cgroup"
+	tot=$((tot + d))
+	check "$v's cgroup was charged for its queries" test "$d" -gt 0
+done
+dd=$(( $(usage db) - b_db ))
+diag "home (db): $((dd / 1000000)) ms; $(( $(svc mariadb "['database']['moved']") - ev0 )) thread moves"
+check "at least 95% of the queries' CPU is in the VSs' cgroups, not at home" \
+	test $((100 * tot)) -ge $((95 * (tot + dd)))
+
+# --- vsd restarts: connections opened before (vsctl exec needs vsd) send
+# their queries while vsd is stopped and after it is back
+# open_client NAME VS: a client in VS reading queries from fd 7 (NAME's fifo)
+open_client() {
+	mkfifo "$RUN/$1"
+	from "$2" < "$RUN/$1" > "$RUN/$1.out" 2>&1 &
+	CPID=$!
+	exec 7> "$RUN/$1"
+}
+# ask_where NAME TAG: send SLEEP(1) tagged TAG on the open client; WT, WV as where
+ask_where() {
+	ASK=$2
+	echo "SELECT 'tag-$2', SLEEP(1);" >&7
+	WT=
+	wait_until eval 'WT=$(tid_of "$ASK") && [ -n "$WT" ]'
+	WV=$([ -n "$WT" ] && vs_of_tid "$WT")
+	WV=${WV:-none}
+	wait_until grep -q "tag-$2" "$RUN/$1.out"
+}
+open_client r2 www2
+echo "SELECT 'first';" >&7
+wait_until grep -q first "$RUN/r2.out"
+vsd_stop
+ask_where r2 stopped
+is "$WV" www2 "while vsd is stopped, a query from www2 runs in www2"
+vsd_start 7>&- || fail "vsd starts again"
+ask_where r2 again
+is "$WV" www2 "after vsd restarted, the same connection's next query runs in www2"
+exec 7>&-
+wait $CPID
+where www3
+is "$WV" www3 "after vsd restarted, a new connection from www3 runs in www3"
+
+# --- a VS destroyed while its connection is open: a client that opened
+# its connection in www4 and then left it (its socket stays www4's); the
+# query running while www4 goes completes, and the next runs at home
+open_client q www4
+echo "SELECT 'first';" >&7
+wait_until grep -q first "$RUN/q.out"
+# the client itself (vsctl exec runs it in the background subshell's child)
+cpid=$(pgrep -P "$CPID" -x mariadb)
+check "the client that opened the connection leaves www4" quiet vsctl attach www1 "$cpid"
+echo "SELECT 'tag-gone', SLEEP(2);" >&7
+WT=
+wait_until eval 'WT=$(tid_of gone) && [ -n "$WT" ]'
+is "$(vs_of_tid "$WT")" www4 "the query of a client that left www4 runs in www4"
+check "www4 is destroyed while that query runs" quiet vsctl destroy www4 --force
+echo "SELECT 'after';" >&7
+exec 7>&-
+wait $CPID
+is "$(tr -s '\t\n' '  ' < "$RUN/q.out")" "first tag-gone 0 after " "the running query and the next one answered"
+is "$(vs_of_tid "$WT")" db "its thread was moved home"
+
+# --- pool-of-threads: a few threads serve every connection
+rules db.rules "--thread-handling=pool-of-threads --thread-pool-size=2"
+check "the rule file with pool-of-threads applies" quiet vsctl apply "$R/db.rules"
+wait_until sh -c '[ "$(vsctl services --json | grep -o "\"pid\": [0-9]*" | head -1)" != "\"pid\": '"$MPID"'" ]'
+check "MariaDB runs again, with pool-of-threads" wait_until mdb_up
+MPID=$(svc mariadb "['pid']")
+is "$(sql_unix -e 'SELECT @@thread_handling')" pool-of-threads "MariaDB uses pool-of-threads"
+# the pool's threads report no TID in PROCESSLIST: the thread that runs a
+# CPU-bound first query is the one whose CPU time grows most while it runs
+cpu_of_tasks() {
+	local t
+	for t in /proc/$MPID/task/*; do echo "${t##*/} $(cut -d' ' -f1 "$t/schedstat" 2>/dev/null)"; done
+}
+busy_where() {
+	local p a b
+	from "$1" -e "SELECT BENCHMARK(20000000, SHA2('$1', 256))" > /dev/null &
+	p=$!
+	sleep 0.4
+	a=$(cpu_of_tasks)
+	sleep 0.3
+	b=$(cpu_of_tasks)
+	WT=$(join <(echo "$a" | sort) <(echo "$b" | sort) | awk '{ d = $3 - $2 } d > m { m = d; t = $1 } END { print t }')
+	WV=$([ -n "$WT" ] && vs_of_tid "$WT")
+	WV=${WV:-none}
+	wait $p
+}
+for VIA in tcp unix; do
+	for v in www1 www2 www3; do
+		busy_where $v
+		is "$WV" "$v" "pool-of-threads, $VIA: the first query from $v runs in $v (thread $WT)"
+	done
+done
+done_testing

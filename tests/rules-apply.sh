@@ -124,8 +124,12 @@ vs web3 cpu 5%
 vs app cpu 10% mem 128M
 E
 chown 65534 "$R/mine.rules"
+# vsd reads it (the refusal comes after the parse), and refuses it only
+# because root's rules are in force: a member replaces only its own
+# (vsd-member-apply.sh)
 out=$(asnobody apply --dry-run "$R/mine.rules" 2>&1)
-like "$out" "would be: 0 created, 2 updated" "but may apply a file of its own"
+like "$out" "mine\.rules: would drop the rules in force, uid 0's, from .*site\.rules:[0-9]+:[0-9]+ on: only root may replace them" \
+	"but reads a file of its own, and may not replace root's rules with it"
 
 # --- --prune ------------------------------------------------------------------------
 check "create an extra VS by hand" vsctl create extra --cpu 1%

@@ -29,7 +29,7 @@ NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 rules_dir
 RUN=$R/run
 mkdir -p "$RUN/a" "$RUN/b" "$RUN/front" "$RUN/ng" "$RUN/tcp" && chmod -R 0755 "$RUN"
-PORT=$((30000 + $$ % 20000))	# Apache: A and B by name
+PORT=$(test_port)	# Apache: A and B by name
 PORT_A=$((PORT + 1))		# Apache: A alone on its own port
 NPORT=$((PORT + 2))		# nginx: A and B by name
 NPORT_A=$((PORT + 3))		# nginx: A alone on its own port

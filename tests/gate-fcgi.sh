@@ -18,7 +18,7 @@ need_fpm
 rules_dir
 RUN=$R/run
 mkdir -p "$RUN/a" "$RUN/b" "$RUN/front" && chmod -R 0755 "$RUN"
-PORT=$((30000 + $$ % 20000))
+PORT=$(test_port)
 BOUND_MS=10000	# the most a rule file may say: room for a slow VM (TCG)
 
 vsd_start || { fail "vsd starts"; done_testing; }

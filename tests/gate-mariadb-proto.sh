@@ -14,7 +14,7 @@ need_mariadb
 rules_dir
 RUN=$R/run
 mkdir -p "$RUN" && chmod 0755 "$RUN"
-mdb_init "$RUN" $((30000 + $$ % 20000)) || { fail "mariadb-install-db"; done_testing; }
+mdb_init "$RUN" $(test_port) || { fail "mariadb-install-db"; done_testing; }
 
 vsd_start || { fail "vsd starts"; done_testing; }
 

@@ -21,7 +21,7 @@ rules_dir
 RUN=$R/run
 mkdir -p "$RUN" && chmod 0755 "$RUN"
 MDB_ARGS="--thread-cache-size=8 --max-connections=300"
-mdb_init "$RUN" $((30000 + $$ % 20000)) || { fail "mariadb-install-db"; done_testing; }
+mdb_init "$RUN" $(test_port) || { fail "mariadb-install-db"; done_testing; }
 vsd_start || { fail "vsd starts"; done_testing; }
 
 # rules FILE EXTRA-ARGS: the rule file, the server with EXTRA-ARGS

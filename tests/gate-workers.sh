@@ -29,7 +29,7 @@ rules() {
 check "apply: VSs base, a and b, no worker limit" rules ""
 
 if [ -n "${WORKERS_TCP:-}" ]; then
-	SOCK=127.0.0.1:$((30000 + $$ % 20000))
+	SOCK=127.0.0.1:$(test_port)
 	up() { ss -Hltn "sport = :${SOCK#*:}" | grep -q LISTEN; }
 else
 	SOCK=$W/php8.2-fpm.sock

@@ -15,7 +15,7 @@ TAB=$top_srcdir/tests/hostile.tab
 R=$(mktemp -d /tmp/vsd-hostile.XXXXXX)
 chmod 0755 "$R"
 on_exit "rm -rf $R"
-PORT=$((30000 + $$ % 20000))
+PORT=$(test_port)
 
 # --- what a row may call --------------------------------------------------
 # rules NAME TEXT [MODE]: write TEXT (printf's escapes are NOT expanded: use

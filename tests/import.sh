@@ -21,7 +21,7 @@ getent passwd www-data >/dev/null || skip_all "no www-data user"
 T=$(mktemp -d /tmp/vsd-import.XXXXXX) || exit 99
 chmod 0755 "$T"
 on_exit "rm -rf $T"
-PORT=$((20000 + $$ % 20000))
+PORT=$(test_port)
 
 # The accounts: 50 users, 10 bare uids (u<uid> in the rule file)
 P=imp$$

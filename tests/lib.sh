@@ -179,13 +179,24 @@ rules_dir() {
 }
 w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
 
+# test_port: a base port for this test's listeners (it may use the next 20),
+# below the kernel's ephemeral range: a port there may be any client's own
+# at that moment (a load generator beside the suite holds thousands), and a
+# listener's bind then fails with EADDRINUSE
+test_port() {
+	local lo
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+	[ "${lo:-0}" -ge 12000 ] 2>/dev/null || lo=32768
+	echo $((10000 + $$ % (lo - 10000 - 20)))
+}
+
 # need_gate_server: SERVER and CLIENT, the accept gate's test service and
 # client (tests/gate-server.c, gate-client.c), and PORT, one for this test
 need_gate_server() {
 	SERVER=$top_builddir/tests/gate-server
 	CLIENT=$top_builddir/tests/gate-client
 	[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
-	PORT=$((30000 + $$ % 20000))
+	PORT=$(test_port)
 }
 
 # svc NAME EXPR: a field of a service's status (vsctl services --json)

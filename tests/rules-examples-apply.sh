@@ -18,7 +18,7 @@ ADSERVER=$top_builddir/fcgi-demo/adserver
 R=$(mktemp -d /tmp/vsd-examples.XXXXXX)
 chmod 0755 "$R"
 on_exit "rm -rf $R"
-PORT=$((40000 + $$ % 10000))
+PORT=$(test_port)
 on_exit "pkill -KILL -f '[a]dserver --listen 127.0.0.1:$PORT'; pkill -KILL -f '[g]ate-server -p $((PORT + 1))'"
 
 # the VSs of a file as "name cpu%" lines, from the checker's dump

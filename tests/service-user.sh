@@ -18,7 +18,7 @@ command -v useradd >/dev/null && command -v groupadd >/dev/null || skip_all "use
 R=$(mktemp -d /tmp/vsd-user.XXXXXX)
 chmod 0755 "$R"
 on_exit "rm -rf $R"
-PORT=$((30000 + $$ % 15000))
+PORT=$(test_port)
 PORT2=$((PORT + 15000))
 w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
 

@@ -194,7 +194,7 @@ stop
 # --- two gated services at once: each attaches the accept records (the
 # same programs: the second holds the first's links), and the records go on
 # for the second after the first has gone
-PORT2=$((10000 + $$ % 20000))
+PORT2=$((PORT + 10))
 start pair1 "" || fail "the first of two services starts"
 P1=$RUN
 "$VSCTL" run --home base --name pair2 -- "$SERVER" -p "$PORT2" > "$R/pair2.log" 2>&1 &

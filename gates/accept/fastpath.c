@@ -59,12 +59,12 @@
  * - a record lags its connection in the queue by the softirq's few us
  *   (TCP Fast Open's precedes it), an accept record its dequeue by the
  *   rest of the accept call: the counts disagree, no CONTINUE;
- * - a Fast Open connection is queued at its SYN, before the connecting
- *   side has recorded it (at its handshake's end), so its record names no
- *   VS: no CONTINUE for it (head_is_pick), and no thread waits in the
- *   kernel's accept on a listener with Fast Open on (tfo_listener), where
- *   such a connection would be served in the waiter's VS; the drain looks
- *   its VS up when it takes it (tests/gate-tfo.sh);
+ * - a Fast Open connection is queued at its SYN, before its handshake
+ *   ends; the socket gate records the connecting side as its SYN leaves,
+ *   so its record is there, but its arrival may still lag: no thread
+ *   waits in the kernel's accept on a listener with Fast Open on
+ *   (tfo_listener), and the drain looks its VS up when it takes it
+ *   (tests/gate-tfo.sh);
  * - a client that resets while queued stays in the kernel's queue (accept
  *   returns it); seen to drop the model once (tests/gate-fast.sh), which
  *   costs a drain, not a misattribution;

@@ -173,6 +173,16 @@ static __always_inline void conn_key(struct bpf_sock_ops *skops, int passive,
 #define PASSIVE_MARK	BPF_SOCK_OPS_RTO_CB_FLAG
 
 /*
+ * The connecting side is recorded as its SYN leaves (TCP_CONNECT_CB), and
+ * carries BPF_SOCK_OPS_RETRANS_CB_FLAG until it is established, as a mark
+ * that it was tried then (its port was recorded): ACTIVE_ESTABLISHED records only a socket that
+ * connected before the program was attached, and a connection the table
+ * had no room for is counted once.  The price: one early-returning run per
+ * retransmitted SYN.
+ */
+#define ACTIVE_TRIED	BPF_SOCK_OPS_RETRANS_CB_FLAG
+
+/*
  * Claims the first free slot of the key's window (gates/socket/socket.h).  Two
  * inserts racing for a slot (softirqs on two CPUs) both read it free, but
  * only one compare-and-swap succeeds; the other goes on probing.  No two
@@ -440,8 +450,8 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 	 * an accepted socket inherits its listener's TOS, set here when it
 	 * starts listening.  Each callback costs every connection.
 	 */
-	if (op != BPF_SOCK_OPS_TCP_LISTEN_CB && op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB &&
-	    op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
+	if (op != BPF_SOCK_OPS_TCP_LISTEN_CB && op != BPF_SOCK_OPS_TCP_CONNECT_CB &&
+	    op != BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB && op != BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB)
 		return 1;
 	cfg = vs_cfg();
 	if (!cfg)
@@ -451,15 +461,27 @@ int vsd_sockops(struct bpf_sock_ops *skops)
 		/* The SYN-ACK and the accepted sockets take the listener's TOS. */
 		set_tos(skops, skops->family == AF_INET6 ? TOS_V4 | TOS_V6 : TOS_V4, cfg, 1);
 		break;
+	case BPF_SOCK_OPS_TCP_CONNECT_CB:
 	case BPF_SOCK_OPS_ACTIVE_ESTABLISHED_CB:
 		/*
 		 * The connecting side: for a gated destination (the accept
 		 * gate classifies by it), or all.  Not recorded: no entry
-		 * and no state callbacks for this socket.
+		 * and no state callbacks for this socket.  At the SYN, so
+		 * the entry is there before the server queues the
+		 * connection: a TCP Fast Open SYN is queued at once, before
+		 * the handshake ends.  A SYN that finds no answer closes the
+		 * socket, and the state callback removes the entry.
 		 */
+		if (skops->bpf_sock_ops_cb_flags & ACTIVE_TRIED) {
+			bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags & ~ACTIVE_TRIED);
+			break;
+		}
 		lim = connlim();
-		if (port_recorded(lim, (__u16)bpf_ntohl(skops->remote_port)))
-			conn_add(skops, 0, cfg, lim);
+		if (!port_recorded(lim, (__u16)bpf_ntohl(skops->remote_port)))
+			break;	/* its port may be registered by the time it is established */
+		conn_add(skops, 0, cfg, lim);
+		if (op == BPF_SOCK_OPS_TCP_CONNECT_CB)
+			bpf_sock_ops_cb_flags_set(skops, skops->bpf_sock_ops_cb_flags | ACTIVE_TRIED);
 		break;
 	case BPF_SOCK_OPS_PASSIVE_ESTABLISHED_CB:
 		ring_note(skops);

@@ -214,7 +214,7 @@ handle_listen(struct gate *g)
 	struct gated_listener *l = NULL;
 	int sfd, dfd, is_new, dom, fresh = 0, fd = (int)req->data.args[0];
 
-	if (g->fast == GATE_FAST_OFF || !(th = thread_of(g, (pid_t)req->pid, &is_new))) {
+	if (!(th = thread_of(g, (pid_t)req->pid, &is_new))) {
 		gate_let_through(g, req->id);
 		return;
 	}

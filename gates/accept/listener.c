@@ -100,8 +100,7 @@ listener_of(struct gate *g, int sfd, int before_listen, int *fresh)
 		goto pass;
 	l->family = dom;
 	listener_note_local(l);
-	if (g->fast != GATE_FAST_OFF)
-		fp_attach(g, l);
+	fp_attach(g, l);
 	l->next = g->listeners;
 	g->listeners = l;
 	*fresh = 1;

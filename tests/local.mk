@@ -142,7 +142,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-unix-semantics.sh tests/gate-unix.sh tests/gate-unix-vsd.sh \
 	tests/gate-php-fpm.sh tests/gate-fcgi.sh tests/gate-attrs-semantics.sh \
 	tests/vsctl-top.sh tests/gate-pmqos.sh tests/gate-sched.sh tests/record-conns.sh tests/gate-escape.sh \
-	tests/gate-tfo.sh tests/gate-races.sh
+	tests/gate-tfo.sh tests/gate-races.sh tests/gate-relisten.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

@@ -10,7 +10,8 @@
  * it (tests/lint-gate-calls.sh), the per-accept path top to bottom:
  *   gate.c          the shell: one notification, from gate_notify(); accept
  *                   semantics; serves waiters; the tick
- *   listener.c      which listener a caller's descriptor is; registering one
+ *   listener.c      which listener a caller's descriptor is; registering one;
+ *                   letting go of one the service closed
  *   fastpath.c      CONTINUE instead of a hand-over when the kernel's next
  *                   connection is the one the gate would pick (the socket
  *                   gate's arrival ring tells it the kernel's queue); fp.h
@@ -424,6 +425,9 @@ struct gated_listener *listener_of(struct gate *g, int sfd, int before_listen, i
 int listener_family(int fd);
 /* Is the socket bound to a port (not one that listen() is to choose)? */
 int listener_port_bound(int fd);
+/* The service binds a socket to addr: let go of listeners on its TCP port
+ * that it has closed. */
+void listener_release_port(struct gate *g, const struct sockaddr_storage *addr);
 /* Forget l, registered for a listen() that failed. */
 void listener_unlink(struct gate *g, struct gated_listener *l);
 /* th listened on l at fd: l is kept while it has it there. */

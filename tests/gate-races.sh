@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The accept gate's races (gates/accept/fastpath.c and gate.c, their header
-# comments), provoked for real in the default mode and with --fast exact
-# (whose answers differ: a thread may wait in the kernel, or never):
+# comments), provoked for real in the default mode, with --fast exact
+# (whose answers differ: a thread may wait in the kernel, or never) and
+# with --fast off (every connection drained and handed over):
 # - a client of www2 that resets while queued behind a busy service, with
 #   www1's clients queued after it. The kernel keeps the reset connection
 #   queued, and accept returns it; the gate must neither serve one of
@@ -28,7 +29,7 @@ fast() { svc "$1" "['fast']['$2']"; }
 served() { svc "$1" "['vs']" | json "sum(v['served'] for v in d if v['name'] == '$2')"; }
 fds() { ls "/proc/$1/fd" | wc -l; }
 
-for mode in "" exact; do
+for mode in "" exact off; do
 	n=reset${mode:-default}
 	"$VSCTL" run --home base --name "$n" ${mode:+--fast "$mode"} -- "$SERVER" -p "$PORT" \
 		> "$R/$n.log" 2>&1 &
@@ -110,7 +111,7 @@ print("closed", flush=True)
 time.sleep(600)
 PY
 port_free() { ! ss -Htln "( sport = :$PORT )" | grep -q .; }
-for mode in "" exact; do
+for mode in "" exact off; do
 	n=shut${mode:-default}
 	"$VSCTL" run --home base --name "$n" ${mode:+--fast "$mode"} -- \
 		python3 "$R/lsrv.py" "$PORT" "$R/$n.flag" > "$R/$n.log" 2>&1 &

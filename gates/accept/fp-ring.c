@@ -292,8 +292,9 @@ reg_lock(void)
 
 /*
  * A free ring index: not used by a live gate. Keys of gates that are gone
- * are removed on the way, their port counts given back. -1 if none is free,
- * or our key is a live gate's (another gate serves this port here).
+ * are removed on the way, their port counts given back. VSD_RINGS_MAX if
+ * none is free; -1 if our key is a live gate's (another gate serves this
+ * port here, or another listener of ours does).
  */
 static int
 ring_claim(const struct vsd_gated_key *mine)
@@ -310,8 +311,8 @@ ring_claim(const struct vsd_gated_key *mine)
 		if (bpf_map_lookup_elem(gated_fd, &k, &v) < 0)
 			continue;
 		if ((owner_alive(v.owner) && v.owner != (uint32_t)getpid()) ||
-		    (v.owner == (uint32_t)getpid() && v.ring < VSD_RINGS_MAX &&
-		    (own_rings & (1ull << v.ring)))) {
+		    (v.owner == (uint32_t)getpid() && (v.ring == VSD_RING_NONE ||
+		    (v.ring < VSD_RINGS_MAX && (own_rings & (1ull << v.ring)))))) {
 			/* another gate's, or another listener of ours */
 			if (memcmp(&k, mine, sizeof(k)) == 0)
 				return -1;
@@ -328,38 +329,96 @@ ring_claim(const struct vsd_gated_key *mine)
 	for (i = 0; i < VSD_RINGS_MAX; i++)
 		if (!(used & (1ull << i)))
 			return i;
-	return -1;
+	return VSD_RINGS_MAX;
+}
+
+/* l's key in vsd_gated: its network namespace and local port; 0 or -1. */
+static int
+listener_key(const struct gated_listener *l, struct vsd_gated_key *k)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+
+	memset(k, 0, sizeof(*k));
+	if ((l->family != AF_INET && l->family != AF_INET6) || maps_open() < 0)
+		return -1;
+	if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
+		return -1;
+	sl = sizeof(k->netns);
+	if (getsockopt(l->fd, SOL_SOCKET, SO_NETNS_COOKIE, &k->netns, &sl) < 0)
+		return -1;
+	k->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
+	    ((struct sockaddr_in6 *)&ss)->sin6_port);
+	return 0;
+}
+
+/* Under the registration lock: k as ring's, the port counted; 0 or -1. */
+static int
+key_add(const struct vsd_gated_key *k, uint32_t ring)
+{
+	struct vsd_gated_val v = { .ring = ring, .owner = (uint32_t)getpid() };
+
+	if (bpf_map_update_elem(gated_fd, k, &v, BPF_NOEXIST) < 0)
+		return -1;
+	__atomic_fetch_add(&gports[k->port], 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* Under the registration lock: k gone, if ours, its port's count given back. */
+static void
+key_del(const struct vsd_gated_key *k)
+{
+	struct vsd_gated_val v;
+
+	if (bpf_map_lookup_elem(gated_fd, k, &v) == 0 && v.owner == (uint32_t)getpid() &&
+	    bpf_map_delete_elem(gated_fd, k) == 0 && gports[k->port])
+		__atomic_fetch_sub(&gports[k->port], 1, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * --fast off: no ring to read and no accept records, but the drain
+ * classifies a connection by its entry in the connection table, which vsd's
+ * default --record-conns gated makes only for a port counted in vsd_gports:
+ * the port is registered all the same, with VSD_RING_NONE.
+ */
+static int
+port_register(struct gated_listener *l)
+{
+	struct vsd_gated_key *k = calloc(1, sizeof(*k));
+	int lk, r = -1;
+
+	if (!k || listener_key(l, k) < 0 || (lk = reg_lock()) < 0)
+		goto out;
+	if (ring_claim(k) >= 0 && key_add(k, VSD_RING_NONE) == 0) {
+		l->port_reg = k;
+		k = NULL;
+		r = 0;
+	}
+	close(lk);
+out:
+	free(k);
+	return r;
 }
 
 int
 fp_attach(struct gate *g, struct gated_listener *l)
 {
 	struct fp_listener *f;
-	struct sockaddr_storage ss;
-	socklen_t sl = sizeof(ss);
-	struct vsd_gated_val v;
-	uint64_t netns = 0;
+	struct vsd_gated_key k;
 	int lk, idx;
 
 	(void)g;
-	if ((l->family != AF_INET && l->family != AF_INET6) || maps_open() < 0)
-		return -1;
-	if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
-		return -1;
-	sl = sizeof(netns);
-	if (getsockopt(l->fd, SOL_SOCKET, SO_NETNS_COOKIE, &netns, &sl) < 0)
-		return -1;
-	if (!(f = calloc(1, sizeof(*f))))
+	if (fast_mode == GATE_FAST_OFF)
+		return port_register(l);
+	if (listener_key(l, &k) < 0 || !(f = calloc(1, sizeof(*f))))
 		return -1;
 	f->rb_fd = -1;
 	f->guard = -1;
 	f->id = ++last_id ? last_id : ++last_id;
-	f->key.netns = netns;
-	f->key.port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port :
-	    ((struct sockaddr_in6 *)&ss)->sin6_port);
+	f->key = k;
 	if ((lk = reg_lock()) < 0)
 		goto fail;
-	if ((idx = ring_claim(&f->key)) < 0) {
+	if ((idx = ring_claim(&f->key)) < 0 || idx == VSD_RINGS_MAX) {
 		log_info("fast path off for port %u: no free ring, or another gate has it", f->key.port);
 		goto fail_unlock;
 	}
@@ -371,10 +430,8 @@ fp_attach(struct gate *g, struct gated_listener *l)
 	f->ctl = &ringctl[f->ring];
 	__atomic_store_n(&f->ctl->wake, VSD_WAKE_NEVER, __ATOMIC_SEQ_CST);
 	f->dropped = __atomic_load_n(&f->ctl->dropped, __ATOMIC_SEQ_CST);
-	v = (struct vsd_gated_val){ .ring = f->ring, .owner = (uint32_t)getpid() };
-	if (bpf_map_update_elem(gated_fd, &f->key, &v, BPF_NOEXIST) < 0)
+	if (key_add(&f->key, f->ring) < 0)
 		goto fail_unlock;
-	__atomic_fetch_add(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
 	own_rings |= 1ull << f->ring;
 	close(lk);
 	f->guard = guard_slot(l);
@@ -397,15 +454,20 @@ void
 fp_detach(struct gated_listener *l)
 {
 	struct fp_listener *f = l->fp;
-	struct vsd_gated_val v;
 	int lk;
 
+	if (l->port_reg) {
+		lk = reg_lock();
+		key_del(l->port_reg);
+		if (lk >= 0)
+			close(lk);
+		free(l->port_reg);
+		l->port_reg = NULL;
+	}
 	if (!f)
 		return;
 	lk = reg_lock();
-	if (bpf_map_lookup_elem(gated_fd, &f->key, &v) == 0 && v.owner == (uint32_t)getpid() &&
-	    bpf_map_delete_elem(gated_fd, &f->key) == 0 && gports[f->key.port])
-		__atomic_fetch_sub(&gports[f->key.port], 1, __ATOMIC_SEQ_CST);
+	key_del(&f->key);
 	bpf_map_delete_elem(rings_fd, &f->ring);
 	own_rings &= ~(1ull << f->ring);
 	if (lk >= 0)

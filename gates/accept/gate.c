@@ -70,6 +70,7 @@ static uint32_t native_arch;
 static void handle_accept(struct gate *g, int is_accept4);
 static void handle_socket(struct gate *g);
 static void handle_listen(struct gate *g);
+static void handle_bind(struct gate *g);
 static void serve_waiters(struct gate *g, struct gated_listener *l);
 static void listener_ready(struct gate *g, struct gated_listener *l, int fast);
 static void tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now);
@@ -104,6 +105,9 @@ gate_notify(struct gate *g)
 		break;
 	case SYS_listen:
 		handle_listen(g);
+		break;
+	case SYS_bind:
+		handle_bind(g);
 		break;
 	default:
 		gate_let_through(g, req->id);
@@ -221,7 +225,7 @@ handle_listen(struct gate *g)
 	struct gated_listener *l = NULL;
 	int sfd, dfd, is_new, dom, fresh = 0, fd = (int)req->data.args[0];
 
-	if (g->fast == GATE_FAST_OFF || !(th = thread_of(g, (pid_t)req->pid, &is_new))) {
+	if (!(th = thread_of(g, (pid_t)req->pid, &is_new))) {
 		gate_let_through(g, req->id);
 		return;
 	}
@@ -261,6 +265,28 @@ out:
 		thread_forget(th);
 		reap(g);
 	}
+}
+
+/*
+ * bind(): a service that closed a TCP listener and binds its port again (a
+ * graceful reload) would get EADDRINUSE while our dup of the closed one
+ * still listens there, and the new listener's registration would find the
+ * old one's: a listener the service no longer has is let go first
+ * (listener_release_port()). The call goes on in the kernel.
+ */
+static void
+handle_bind(struct gate *g)
+{
+	struct sockaddr_storage ss;
+	size_t len = req->data.args[2] < sizeof(ss) ? (size_t)req->data.args[2] : sizeof(ss);
+	struct iovec lo = { &ss, len };
+	struct iovec re = { (void *)(uintptr_t)req->data.args[1], len };
+
+	memset(&ss, 0, sizeof(ss));
+	if (g->listeners && len > offsetof(struct sockaddr_in, sin_port) + sizeof(in_port_t) &&
+	    process_vm_readv((pid_t)req->pid, &lo, 1, &re, 1, 0) == (ssize_t)len)
+		listener_release_port(g, &ss);
+	gate_let_through(g, req->id);
 }
 
 /* Ask the decision for each waiter in turn, and carry out its answer. */

@@ -10,7 +10,8 @@
  * it (tests/lint-gate-calls.sh), the per-accept path top to bottom:
  *   gate.c          the shell: one notification, from gate_notify(); accept
  *                   semantics; serves waiters; the tick
- *   listener.c      which listener a caller's descriptor is; registering one
+ *   listener.c      which listener a caller's descriptor is; registering one;
+ *                   letting go of one the service closed
  *   fastpath.c      CONTINUE instead of a hand-over when the kernel's next
  *                   connection is the one the gate would pick (the socket
  *                   gate's arrival ring tells it the kernel's queue); fp.h
@@ -157,6 +158,7 @@ struct vs_queue {			/* one VS's FIFO on one listener */
 
 struct pending_accept;
 struct fp_listener;
+struct vsd_gated_key;
 
 /* queue.c's order: a head gains this many basis points of rank a ms waited */
 #define GATE_AGE_BP_PER_MS	0.1
@@ -183,6 +185,8 @@ struct gated_listener {
 	int	 owner_pidfd;	/* the thread that listen()ed on it, or -1 (gate.c) */
 	int	 owner_fd;	/* the descriptor it listened on */
 	struct fp_listener *fp;	/* fastpath.c; NULL: every accept is drained */
+	struct vsd_gated_key *port_reg;	/* fp-ring.c, --fast off: its port
+					 * registered with no ring; NULL: none */
 };
 
 struct gated_listener *listen_new(int fd, dev_t dev, ino_t ino);
@@ -472,6 +476,9 @@ struct gated_listener *listener_of(struct gate *g, int sfd, int before_listen, i
 int listener_family(int fd);
 /* Is the socket bound to a port (not one that listen() is to choose)? */
 int listener_port_bound(int fd);
+/* The service binds a socket to addr: let go of listeners on its TCP port
+ * that it has closed. */
+void listener_release_port(struct gate *g, const struct sockaddr_storage *addr);
 /* Forget l, registered for a listen() that failed. */
 void listener_unlink(struct gate *g, struct gated_listener *l);
 /* th listened on l at fd: l is kept while it has it there. */
@@ -575,7 +582,9 @@ int gate_id_valid(struct gate *g, uint64_t id);
  * mode GATE_FAST_ON, start the guard that wakes threads left waiting in the
  * kernel if we die. */
 void fp_init(const char *conns_map, int mode);
-/* Register a TCP listener for the fast path; 0, or -1 (it is drained as before). */
+/* Register a TCP listener with the socket gate, so that its connections are
+ * recorded, and for the fast path (with --fast off, its port only); 0, or
+ * -1 (it is drained as before, unrecorded connections served at home). */
 int fp_attach(struct gate *g, struct gated_listener *l);
 void fp_detach(struct gated_listener *l);
 /* th calls accept again: apply the record of what it took when let through,

@@ -100,8 +100,7 @@ listener_of(struct gate *g, int sfd, int before_listen, int *fresh)
 		goto pass;
 	l->family = dom;
 	listener_note_local(l);
-	if (g->fast != GATE_FAST_OFF)
-		fp_attach(g, l);
+	fp_attach(g, l);
 	l->next = g->listeners;
 	g->listeners = l;
 	*fresh = 1;
@@ -164,6 +163,40 @@ listener_port_bound(int fd)
 	if (ss.ss_family == AF_INET)
 		return ((struct sockaddr_in *)&ss)->sin_port != 0;
 	return ss.ss_family == AF_INET6 && ((struct sockaddr_in6 *)&ss)->sin6_port != 0;
+}
+
+/* The TCP port of a socket address, network order; 0 for anything else. */
+static in_port_t
+addr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return ((const struct sockaddr_in *)ss)->sin_port;
+	return ss->ss_family == AF_INET6 ? ((const struct sockaddr_in6 *)ss)->sin6_port : 0;
+}
+
+/*
+ * The service binds a socket to addr: our dups of listeners on its port
+ * that the service no longer has (listener_in_use()) and that hold nothing
+ * for it are dropped now rather than at the tick's 5 s, so that the port
+ * is free for its new listener, and so is the port's registration.
+ */
+void
+listener_release_port(struct gate *g, const struct sockaddr_storage *addr)
+{
+	struct gated_listener *l, **pl;
+	in_port_t port = addr_port(addr);
+
+	if (!port)
+		return;
+	for (pl = &g->listeners; (l = *pl);) {
+		if (l->family != AF_UNIX && addr_port(&l->local) == port &&
+		    !l->wait_head && !l->queued && !l->held && !listener_in_use(l)) {
+			*pl = l->next;
+			listener_drop(l);
+			continue;
+		}
+		pl = &l->next;
+	}
 }
 
 /* Forget l, registered for a listen() that failed. */

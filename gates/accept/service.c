@@ -66,10 +66,12 @@ load_filter(int want_socket)
 	/* keep setuid helpers of the service working: as root, no NO_NEW_PRIVS */
 	if (geteuid() == 0)
 		seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
-	/* listen(): to register a TCP listener before it queues a connection */
+	/* listen(): to register a TCP listener before it queues a connection;
+	 * bind(): to let go of a closed one whose port the service binds again */
 	if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept), 0)) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(accept4), 0)) < 0 ||
-	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0)
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0 ||
+	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), 0)) < 0)
 		goto out;
 	if (want_socket &&
 	    ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,

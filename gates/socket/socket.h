@@ -333,9 +333,16 @@ struct vsd_gated_key {
 };
 
 struct vsd_gated_val {
-	__u32 ring;		/* index into vsd_rings and vsd_ringctl */
+	__u32 ring;		/* index into vsd_rings and vsd_ringctl, or VSD_RING_NONE */
 	__u32 owner;		/* the registering gate's pid */
 };
+
+/*
+ * A listener registered with no ring (an accept gate run with --fast off):
+ * its port is counted in vsd_gports, so its connections are recorded for
+ * the gate's drain to classify, and no record is written for it.
+ */
+#define VSD_RING_NONE		0xffffffffu
 
 /* vsd_ringctl.wake: when an arrival wakes the gate */
 #define VSD_WAKE_NEVER		0u

@@ -177,6 +177,7 @@ waiting() { status | grep -q "\"waiting\": [1-9]"; }
 VSH_ROOT=$T
 VSH_DIR=$W/run
 . "$top_srcdir/tests/vsd-harness.sh"
+. "$top_srcdir/tests/port-lib.sh"
 VSD_PID=
 vsd_start() {
 	vsh_start "$@"

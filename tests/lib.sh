@@ -19,6 +19,7 @@ VSD_TMP=
 VSD_ROOT=${VSD_ROOT:-vsd-t$$}
 VSH_ROOT=$VSD_ROOT
 . "$top_srcdir/tests/vsd-harness.sh"
+. "$top_srcdir/tests/port-lib.sh"
 
 diag() { printf '# %s\n' "$@"; }
 ok() { _tap_n=$((_tap_n + 1)); echo "ok $_tap_n - $*"; }
@@ -178,17 +179,6 @@ rules_dir() {
 	on_exit "rm -rf $R"
 }
 w() { cat >"$R/$1"; chmod 0644 "$R/$1"; }
-
-# test_port: a base port for this test's listeners (it may use the next 20),
-# below the kernel's ephemeral range: a port there may be any client's own
-# at that moment (a load generator beside the suite holds thousands), and a
-# listener's bind then fails with EADDRINUSE
-test_port() {
-	local lo
-	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
-	[ "${lo:-0}" -ge 12000 ] 2>/dev/null || lo=32768
-	echo $((10000 + $$ % (lo - 10000 - 20)))
-}
 
 # need_gate_server: SERVER and CLIENT, the accept gate's test service and
 # client (tests/gate-server.c, gate-client.c), and PORT, one for this test

@@ -79,7 +79,7 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsctl-cli.sh tests/vsctl-completion.sh tests/import.sh
 TESTS += $(VSD_TESTS)
 dist_noinst_SCRIPTS += $(VSD_TESTS) tests/ctl-attack.py
-dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh
+dist_noinst_DATA += tests/lib.sh tests/vsd-harness.sh tests/port-lib.sh
 # hostile.sh's table of hostile inputs
 dist_noinst_DATA += tests/hostile.tab
 # The VM tier's guest side (scripts/test --vm).

@@ -10,7 +10,8 @@
  * program (dbthreads.bpf.c) sees each read of the service's threads, finds
  * the connection's VS, and tells us when a thread reads from a connection
  * of another VS than the one it is bound to; we move that one thread
- * (rebind.c's bind_thread: v1 "tasks" on hybrid hosts) and settle its CPU
+ * (rebind.c's bind_thread: v1 "tasks" on hybrid hosts; on pure cgroup v2
+ * its VS's child of a threaded subtree under the service, dbtree.c) and settle its CPU
  * time on the VS it ran in (charge.c). The accepting thread stays home
  * (gate.c asks gate_db_mode()); so do the server's own threads, which read
  * no client's connection.
@@ -19,10 +20,6 @@
  * connection is the client's reply to the server's greeting, and the first
  * query comes only after the server's answer to it, one client round trip
  * later; what it runs before the move lands is charged to the VS it was in.
- *
- * Not on pure cgroup v2: there one process's threads cannot sit in
- * different domain cgroups, and bind_thread moves the whole process; a
- * threaded subtree under the service would be needed (not built yet).
  */
 #include "config.h"
 
@@ -36,6 +33,7 @@
 
 #include "gate.h"
 #include "dbthreads.h"
+#include "dbtree.h"
 #include "gates/socket/gate-socket.h"
 #include "gates/accept/dbthreads.skel.h"
 #include "lib/buf.h"
@@ -52,7 +50,7 @@ static uint64_t nevents, nmoved, nfailed, nhome;
 int
 gate_db_mode(const struct gate *g)
 {
-	return g->rules && g->svc_idx >= 0 && !g->tab.pure_v2 &&
+	return g->rules && g->svc_idx >= 0 &&
 	    g->rules->services[g->svc_idx].proto == RULES_PROTO_MYSQL;
 }
 
@@ -154,27 +152,58 @@ push(struct gate *g)
 	bpf_map_update_elem(bpf_map__fd(skel->maps.dbt_cfg), &zero, &cfg, BPF_ANY);
 }
 
+/* A thread its gone VS's child sent home: the program must see it there. */
+static void
+sent_home(pid_t tid, void *arg)
+{
+	struct gate *g = arg;
+	struct service_thread *th;
+	__u32 key = (__u32)tid;
+	int is_new;
+
+	if ((th = thread_get(tid, &is_new)) && th->tgid == run_tgid) {
+		th->bound = g->home;
+		charge_settle(g, th);
+	}
+	if (skel)
+		bpf_map_delete_elem(bpf_map__fd(skel->maps.dbt_tids), &key);
+}
+
 void
 dbthreads_sync(struct gate *g)
 {
-	static int told;
-
-	if (g->rules && g->svc_idx >= 0 && g->tab.pure_v2 && !told &&
-	    g->rules->services[g->svc_idx].proto == RULES_PROTO_MYSQL) {
-		told = 1;
-		log_warnx("database mode: off on pure cgroup v2 (threads of one process "
-			  "cannot sit in different domain cgroups)");
-	}
 	if (!gate_db_mode(g) && !skel)
 		return;
+	if (g->tab.pure_v2)
+		dbtree_sync(&g->tab, g->home, sent_home, g);
 	if (load(g) == 0)
 		push(g);
+}
+
+/* A new process: no thread of it is bound anywhere yet. */
+static void
+forget_threads(void)
+{
+	int fd = bpf_map__fd(skel->maps.dbt_tids);
+	__u32 next;
+
+	while (bpf_map_get_next_key(fd, NULL, &next) == 0 &&
+	       bpf_map_delete_elem(fd, &next) == 0)
+		;
 }
 
 void
 dbthreads_run(struct gate *g, pid_t tgid)
 {
 	run_tgid = tgid;
+	if (g->tab.pure_v2 && gate_db_mode(g)) {
+		if (tgid)
+			dbtree_start(tgid, vs_table_find(&g->tab, g->home));
+		else
+			dbtree_stop();
+	}
+	if (skel)
+		forget_threads();
 	dbthreads_sync(g);
 }
 
@@ -182,6 +211,12 @@ int
 dbthreads_fd(void)
 {
 	return rb ? ring_buffer__epoll_fd(rb) : -1;
+}
+
+static int
+move(struct gate *g, struct service_thread *th, struct gate_vs *v)
+{
+	return g->tab.pure_v2 ? dbtree_move(th, v, g->home) : bind_thread(th, v);
 }
 
 static int
@@ -201,11 +236,11 @@ on_event(void *ctx, void *data, size_t len)
 		return 0;
 	if (!(v = vs_table_find(&g->tab, e->vs_id)))
 		v = home;
-	r = v ? bind_thread(th, v) : -ENOENT;
+	r = v ? move(g, th, v) : -ENOENT;
 	if ((r == -ENOENT || r == -ENODEV) && home && v != home) {
 		/* its VS was destroyed under us: the queries go on at home */
 		nhome++;
-		r = bind_thread(th, home);
+		r = move(g, th, home);
 	}
 	if (r == 1 || !th->cpu_mark)	/* moved, or new: its CPU so far goes where it was */
 		charge_settle(g, th);
@@ -228,7 +263,7 @@ dbthreads_status(const struct gate *g, struct buf *b)
 {
 	buf_printf(b, ", \"database\": {\"on\": %s, \"events\": %llu, \"moved\": %llu, "
 	    "\"failed\": %llu, \"home_for_gone_vs\": %llu, \"lost\": %llu}",
-	    gate_db_mode(g) && skel ? "true" : "false", (unsigned long long)nevents,
+	    gate_db_mode(g) && skel && (!g->tab.pure_v2 || dbtree_on()) ? "true" : "false", (unsigned long long)nevents,
 	    (unsigned long long)nmoved, (unsigned long long)nfailed, (unsigned long long)nhome,
 	    (unsigned long long)(skel && skel->bss ? skel->bss->dbt_lost : 0));
 }

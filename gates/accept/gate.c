@@ -539,8 +539,9 @@ tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now)
 		}
 		/* serving nobody: back to the home VS, off the hot path. On pure
 		 * v2 that moves the whole process: not while another of its
-		 * threads serves a request, which would then run at home. */
-		if (home && w->th->bound != g->home &&
+		 * threads serves a request, which would then run at home. A
+		 * database's accepting thread never left home (dbthreads.c). */
+		if (home && w->th->bound != g->home && !gate_db_mode(g) &&
 		    now - w->t >= GATE_IDLE_HOME_MS * 1000000ull &&
 		    !(g->tab.pure_v2 && thread_siblings_busy(w->th)) &&
 		    bind_thread(w->th, home) == 1)

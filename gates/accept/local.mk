@@ -49,6 +49,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/pmqos.c \
 	gates/accept/workers.c \
 	gates/accept/dbthreads.c \
+	gates/accept/dbtree.c \
+	gates/accept/dbtree.h \
 	gates/accept/dbthreads.h
 nodist_gates_accept_libgateaccept_a_SOURCES = gates/accept/unixpeer.skel.h \
 	gates/accept/dbthreads.skel.h

@@ -104,6 +104,8 @@ run_one() {
 	local t=$1 log=${1%.sh}.log start result
 	log=${log%.log}.log
 	echo "$t $(date +%s)" >"$res/running"
+	# a result the host's own run left on the share is not this run's
+	rm -f "${log%.log}.trs"
 	start=$(date +%s)
 	# timeout: one hung test must not eat the tier (TCG is ~5-45x slower)
 	timeout 900 env AM_TAP_AWK=awk top_srcdir="$top" top_builddir="$top" \

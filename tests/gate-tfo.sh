@@ -69,7 +69,7 @@ for mode in "" exact; do
 	check "$n: the listener is on the fast path ($f of 20 plain accepts without a hand-over)" \
 		[ "$f" -gt 0 ]
 	tfo www1 1 0 > "$R/$n.warm"	# the client gets the server's cookie
-	p0=$(passive) a0=$(served "$n" www1) b0=$(served "$n" www2)
+	p0=$(passive) a0=$(served "$n" www1) b0=$(served "$n" www2) m0=$(fast "$n" misordered)
 	tfo www1 20 100 > "$R/$n.1" &
 	c1=$!
 	tfo www2 20 200 > "$R/$n.2"
@@ -77,10 +77,20 @@ for mode in "" exact; do
 	p1=$(passive)
 	diag "$n: TCPFastOpenPassive $p0 -> $p1; served www1 $a0 -> $(served "$n" www1), www2 $b0 -> $(served "$n" www2); outside $(svc "$n" "['outside']"); continued $(fast "$n" continued), direct $(fast "$n" direct), handed $(svc "$n" "['handed']"), misordered $(fast "$n" misordered), models dropped $(fast "$n" resync)"
 	is "$((p1 - p0))" 40 "$n: all 40 connections carried their request in the SYN"
-	is "$(count "$R/$n.1" www1)/$(count "$R/$n.2" www2)" 20/20 \
-		"$n: each Fast Open request is served in its opener's VS (www1 20, www2 20)"
-	is "$(( $(served "$n" www1) - a0 ))/$(( $(served "$n" www2) - b0 ))/$(svc "$n" "['outside']")" 20/20/0 \
-		"$n: the gate counts them in their VSs (www1 20, www2 20), none outside its decision"
+	# A thread let wait in the kernel would take a Fast Open connection
+	# queued at its SYN whatever its VS: none may on such a listener.
+	is "$(fast "$n" direct)" 0 "$n: no thread waited in the kernel's accept on the Fast Open listener"
+	# Two arrivals on two CPUs within the ring's resolution can be queued
+	# in one order and recorded in the other (docs/DESIGN.md, "Races cost
+	# attribution"): each such request is counted misordered (seen once in
+	# 40 under TCG). Any other request served outside its opener's VS is
+	# an error.
+	w=$(( 40 - $(count "$R/$n.1" www1) - $(count "$R/$n.2" www2) ))
+	m=$(( $(fast "$n" misordered) - m0 ))
+	check "$n: each Fast Open request is served in its opener's VS, or counted misordered ($w elsewhere, $m counted)" \
+		[ "$w" -le "$m" ]
+	is "$(( $(served "$n" www1) - a0 + $(served "$n" www2) - b0 ))/$(svc "$n" "['outside']")" 40/0 \
+		"$n: the gate counts all 40 served in a VS, none outside its decision"
 	kill "$RUN" 2>/dev/null
 	wait "$RUN" 2>/dev/null
 	wait_until no_server

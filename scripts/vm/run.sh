@@ -11,12 +11,12 @@
 # tests/vm/reboot-requested, the VM boots once more (VSD_VM_BOOT=2). Each run
 # boots a throw-away copy-on-write overlay; the cached image stays clean.
 # KVM where /dev/kvm works, TCG otherwise (these machines: TCG). No network.
-# VSD_VM_TIMEOUT (default 2400 s) bounds each boot: then qemu is killed and
+# VSD_VM_TIMEOUT (default 3600 s) bounds each boot: then qemu is killed and
 # the run ends. Exit status: 0 if every boot's script exited 0.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 script=${1:?usage: run.sh SCRIPT}
-timeout=${VSD_VM_TIMEOUT:-2400}
+timeout=${VSD_VM_TIMEOUT:-3600}
 img=$("$top/scripts/vm/image.sh")
 work=$(mktemp -d /tmp/vsd-vm.XXXXXX)
 qpid= watchdog=

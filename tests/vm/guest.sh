@@ -42,6 +42,8 @@ tests/unit/test-tos           pure user space: TOS, DSCP and mark parsing
 tests/unit/test-gate-queue    pure user space: the accept gate'"'"'s queues and aging
 tests/unit/test-gate-share    pure user space: the remaining share, computed from given usage
 tests/unit/test-gate-vs-table pure user space: parsing and merging the VS table
+tests/unit/test-gate-decide   pure user space: recorded traces replayed through the decision
+tests/unit/test-gate-workers  pure user space: the worker-limit counts
 tests/unit/test-rules-write   pure user space: the rule writer
 tests/unit/test-rules-attrs   pure user space: sites and content rules against an oracle
 tests/unit/test-fcgi          pure user space: FastCGI records from captures
@@ -69,6 +71,7 @@ tests/lint-figures.sh         reads the documents: no kernel or systemd
 tests/lint-man.sh             reads the man pages and the sources: no kernel or systemd
 tests/package-lint.sh         builds the package and runs lintian (dpkg-dev is not in the image); the package is installed here by tests/vm/package.sh
 tests/dist-complete.sh        compares the release tarball with git (not in the image)
+tests/lint-gate-calls.sh      reads the gate'"'"'s objects with nm (no binutils in the image); no kernel or systemd
 '
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:

@@ -454,6 +454,16 @@ replay(const char *path, struct replay *r, char *name, size_t len)
 		snprintf(r->err, sizeof(r->err), "no decision in it");
 		e = -1;
 	}
+	/* the connections are the trace's (r->conn): out of the queues first */
+	for (int i = 0; i < MAXL && r->l[i]; i++)
+		while (queue_pop_best(r->l[i]))
+			;
+	for (long c = 0; c < MAXC; c++)
+		conn_free(r, c);
+	for (int i = 0; i < MAXL && r->l[i]; i++) {
+		listen_free(r->l[i]);
+		r->l[i] = NULL;
+	}
 	rules_free(r->rules);
 	buf_free(&r->rtext);
 	workers_free(&r->wk);

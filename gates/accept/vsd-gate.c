@@ -763,6 +763,7 @@ main(int argc, char **argv)
 	/* what lives as long as we do, freed so that a leak checker (configure
 	 * --enable-sanitizers) reports real leaks only */
 	vs_table_free(&sv.g.tab);
+	workers_free(&sv.g.wk);
 	rules_free(sv.g.rules);
 	free(sv.g.id_of);
 	free(sv.ls);

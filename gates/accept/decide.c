@@ -119,20 +119,6 @@ gate_rules_load_file(const char *path, struct rules **rs)
 	return r;
 }
 
-struct gate_vs *
-gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req)
-{
-	struct decision_state s;
-	struct gate_vs *t;
-	int rule;
-
-	gate_decision_state(g, &s);
-	t = decide_target(&s, bound, req, &rule);
-	if ((unsigned)rule < ARRAY_SIZE(g->decided))
-		g->decided[rule]++;
-	return t;
-}
-
 static struct gate_vs *
 by_index(struct gate *g, int idx)
 {

@@ -664,12 +664,6 @@ int gate_rules_load_vsd(const char *sockpath, struct rules **rs);
 int gate_rules_load_file(const char *path, struct rules **rs);
 /* Load rules vsd wrote (rules_write()); name says where they came from. */
 int gate_rules_load_text(const char *name, const char *text, size_t len, struct rules **rs);
-/*
- * The VS a thread now in VS bound (0: unknown, taken as home) serves a
- * connection from req in, by the rules; NULL means stay where it is. With
- * no rules from vsd: req, with no lookup.
- */
-struct gate_vs *gate_decide(struct gate *g, uint32_t bound, struct gate_vs *req);
 struct rules_req_attrs;
 /*
  * The VS a request belongs to by its content (rules_query_attrs() for this

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
 
@@ -29,14 +30,37 @@ log_getverbose(void)
 	return log_verbose;
 }
 
+/*
+ * One line to stderr in one write(2): a gated service shares the
+ * supervisor's stderr, and its own output must not land inside our line.
+ * A line longer than the buffer is cut short, never split.
+ */
+static void
+put_line(const char *msg, const char *err)
+{
+	char line[2048];
+	int n;
+
+	n = snprintf(line, sizeof(line) - 1, "%s: %s%s%s", log_ident, msg,
+	    err ? ": " : "", err ? err : "");
+	if (n < 0)
+		return;
+	if ((size_t)n > sizeof(line) - 2)
+		n = sizeof(line) - 2;
+	line[n++] = '\n';
+	while (write(STDERR_FILENO, line, (size_t)n) < 0 && errno == EINTR)
+		;
+}
+
 void
 vlog(int pri, const char *fmt, va_list ap)
 {
+	char buf[1024];
+
 	if (log_foreground) {
-		fprintf(stderr, "%s: ", log_ident);
-		vfprintf(stderr, fmt, ap);
-		fputc('\n', stderr);
-		fflush(stderr);
+		vsnprintf(buf, sizeof(buf), fmt, ap);
+		fflush(stderr);	/* anything a caller put there first */
+		put_line(buf, NULL);
 	} else {
 		vsyslog(pri, fmt, ap);
 	}
@@ -48,9 +72,10 @@ log_errno(int pri, int saved, const char *fmt, va_list ap)
 	char buf[1024];
 
 	vsnprintf(buf, sizeof(buf), fmt, ap);
-	if (log_foreground)
-		fprintf(stderr, "%s: %s: %s\n", log_ident, buf, strerror(saved));
-	else
+	if (log_foreground) {
+		fflush(stderr);
+		put_line(buf, strerror(saved));
+	} else
 		syslog(pri, "%s: %s", buf, strerror(saved));
 }
 

@@ -100,8 +100,8 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/vhosts.md benchmarks/results/db-mode.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
-	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
-	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
+	benchmarks/results/hosting.png benchmarks/results/hosting-b60.csv benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
+	benchmarks/results/insulation.csv benchmarks/results/insulation-b60.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \

@@ -37,6 +37,7 @@ tests/unit/test-util          pure user space: string and number helpers
 tests/unit/test-state         pure user space: the state file on a temporary directory
 tests/unit/test-proto         pure user space: the control protocol over a socketpair
 tests/unit/test-cgroup-v2     pure user space: the v2 backend on a fake tree (the real one: vsd-limits, vsd-drift, vsd-events)
+tests/unit/test-cgroup-handle pure user space: the gate'"'"'s cgroup handle on a fake tree, both layouts assumed (the real moves: the gate-* scripts here)
 tests/unit/test-rules         pure user space: the rule parser
 tests/unit/test-tos           pure user space: TOS, DSCP and mark parsing
 tests/unit/test-gate-queue    pure user space: the accept gate'"'"'s queues and aging

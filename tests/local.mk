@@ -292,3 +292,6 @@ dist_noinst_SCRIPTS += tests/lint-man.sh
 # The accept gate's files call downwards only, none over 800 lines (no root).
 TESTS += tests/lint-gate-calls.sh
 dist_noinst_SCRIPTS += tests/lint-gate-calls.sh
+# No file of the accept gate names a cgroup layout: lib/cgroup-handle.h does.
+TESTS += tests/lint-gate-layout.sh
+dist_noinst_SCRIPTS += tests/lint-gate-layout.sh

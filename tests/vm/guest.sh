@@ -73,6 +73,7 @@ tests/lint-man.sh             reads the man pages and the sources: no kernel or 
 tests/package-lint.sh         builds the package and runs lintian (dpkg-dev is not in the image); the package is installed here by tests/vm/package.sh
 tests/dist-complete.sh        compares the release tarball with git (not in the image)
 tests/lint-gate-calls.sh      reads the gate'"'"'s objects with nm (no binutils in the image); no kernel or systemd
+tests/lint-gate-layout.sh     reads the gate'"'"'s sources: no kernel or systemd
 '
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:

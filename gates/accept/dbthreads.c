@@ -174,7 +174,7 @@ dbthreads_sync(struct gate *g)
 {
 	if (!gate_db_mode(g) && !skel)
 		return;
-	if (g->tab.pure_v2)
+	if (cgh_moves_process())
 		dbtree_sync(&g->tab, g->home, sent_home, g);
 	if (load(g) == 0)
 		push(g);
@@ -196,7 +196,7 @@ void
 dbthreads_run(struct gate *g, pid_t tgid)
 {
 	run_tgid = tgid;
-	if (g->tab.pure_v2 && gate_db_mode(g)) {
+	if (cgh_moves_process() && gate_db_mode(g)) {
 		if (tgid)
 			dbtree_start(tgid, vs_table_find(&g->tab, g->home));
 		else
@@ -216,7 +216,7 @@ dbthreads_fd(void)
 static int
 move(struct gate *g, struct service_thread *th, struct gate_vs *v)
 {
-	return g->tab.pure_v2 ? dbtree_move(th, v, g->home) : bind_thread(th, v);
+	return cgh_moves_process() ? dbtree_move(th, v, g->home) : bind_thread(th, v);
 }
 
 static int
@@ -263,7 +263,7 @@ dbthreads_status(const struct gate *g, struct buf *b)
 {
 	buf_printf(b, ", \"database\": {\"on\": %s, \"events\": %llu, \"moved\": %llu, "
 	    "\"failed\": %llu, \"home_for_gone_vs\": %llu, \"lost\": %llu}",
-	    gate_db_mode(g) && skel && (!g->tab.pure_v2 || dbtree_on()) ? "true" : "false", (unsigned long long)nevents,
+	    gate_db_mode(g) && skel && (!cgh_moves_process() || dbtree_on()) ? "true" : "false", (unsigned long long)nevents,
 	    (unsigned long long)nmoved, (unsigned long long)nfailed, (unsigned long long)nhome,
 	    (unsigned long long)(skel && skel->bss ? skel->bss->dbt_lost : 0));
 }

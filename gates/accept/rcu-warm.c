@@ -97,20 +97,15 @@ rcu_warm_loop(const char *file, int rfd)
 }
 
 int
-rcu_warm_start(const struct gate_vs *home, int pure_v2)
+rcu_warm_start(const struct gate_vs *home)
 {
 	char file[4096];
-	const char *dir = pure_v2 ? home->dir[CG_KIND_UNIFIED] :
-	    home->dir[CG_KIND_CPU] ? home->dir[CG_KIND_CPU] : home->dir[CG_KIND_UNIFIED];
 	pid_t parent = getpid();
 	int p[2], r;
 
-	if (!dir)
-		return -ENOENT;
-	/* v1 "tasks" moves one thread, which is all the helper has */
-	if (path_fmt(file, sizeof(file), "%s/%s", dir,
-	    dir == home->dir[CG_KIND_UNIFIED] ? "cgroup.procs" : "tasks") < 0)
-		return -ENAMETOOLONG;
+	/* the home VS's handle says which file moves the helper's one thread */
+	if ((r = cgh_warm_file(&home->cg, file, sizeof(file))) < 0)
+		return r;
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED) {
 		sh = NULL;

@@ -308,7 +308,7 @@ gate_setup(struct supervisor *sv)
 			fatalx("--rules %s: refused (see above)", sv->o.rules);
 		gate_rules_update(g, 1, rs);
 	}
-	bind_init(g->tab.pure_v2, sv->o.cg2);
+	bind_init(sv->o.cg2);
 	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
 	fp_init(sv->o.map ? sv->o.map : g->tab.conns_map, g->fast);
 	/* loads a tracing program: before drop_privileges(); failure is logged */
@@ -418,9 +418,8 @@ run_start(struct supervisor *sv)
 		sv->home = home;
 	else
 		home = sv->home;
-	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
-	want_socket = !sv->g.tab.pure_v2 && sv->o.cg2 == CG2_LAZY &&
-	    home->dir[CG_KIND_UNIFIED] != NULL;
+	/* the lazy cgroup2 move, where cgroup2 does not follow a move (rebind.c) */
+	want_socket = sv->o.cg2 == CG2_LAZY && cgh_cgroup2_apart(&home->cg);
 	sv->child_done = sv->filter_gone = 0;
 	sv->started = now_ns();
 	service_start(&sv->o, home, &sv->oldmask, want_socket, sv->o.restart, &sv->st);
@@ -440,7 +439,7 @@ run_start(struct supervisor *sv)
 	/* after the service's fork: it must not inherit the helper's mapping */
 	if (!sv->o.nowarm && !sv->warm_started) {
 		sv->warm_started = 1;
-		if ((r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
+		if ((r = rcu_warm_start(sv->home)) < 0)
 			log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
 	}
 	dbthreads_run(&sv->g, sv->st.pid);

@@ -31,12 +31,12 @@
  *
  * Who writes (--warm; benchmarks/results/rebind-saturated.md). A no-op move
  * must come on time, and when the VSs' own work keeps every CPU busy an
- * ordinary helper does not: it waits for a CPU behind them (a third of its
+ * ordinary helper does not: it waits for a CPU behind them (26-61% of its
  * writes came over 10 ms late), rcu_sync goes idle and the next move waits
  * a grace period, which is long then too (the RCU kthread is an ordinary
- * task). Worse, a starved helper preempted inside its write holds
- * cgroup_mutex, and the real-time supervisor's move waits behind it (perf
- * showed an 11.6 ms move so). So by default (supervisor) the supervisor
+ * task). Worse, a starved helper queued on cgroup_mutex in its write holds
+ * up the real-time supervisor's move until it gets a CPU (perf showed an
+ * 11.6 ms move so). So by default (supervisor) the supervisor
  * itself makes the no-op moves, from its event loop, in its own class
  * (sched.c): it writes the helper's pid into the home VS's file, where the
  * helper already is, and the helper never runs. The helper's own writes

@@ -8,12 +8,12 @@
 # --sched off leaves it as started; a bad value is refused. The no-op moves
 # that keep moves off RCU grace periods (gates/accept/rcu-warm.c) are the
 # supervisor's own by default, so they run in its class, and the warm helper
-# only sits in the home VS; --warm helper-fifo has the helper make them at
-# SCHED_FIFO 1 under the same guard. Read from the kernel: /proc/PID/stat
+# only sits in the home VS (with --user too); --warm helper-fifo has the
+# helper make them at SCHED_FIFO 1 under the same guard. Read from the kernel: /proc/PID/stat
 # (rt_priority, policy, nice), /proc/PID/schedstat and /proc/PID/limits.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-plan 18
+plan 19
 
 # policy PID: "POLICY RT_PRIORITY NICE" (stat fields 41, 40, 19; the command
 # name, field 2, may hold spaces, so count from the ")" that ends it)
@@ -82,6 +82,18 @@ supervisor || nok "the supervisor's pid"
 check "--sched off: the supervisor runs SCHED_OTHER at nice 0" is_policy "$SUP" "0 0 0"
 check "--sched off: no RLIMIT_RTTIME set" \
 	grep -Eq '^Max realtime timeout +unlimited +unlimited +us' "/proc/$SUP/limits"
+gate_stop
+
+# --- --user: the supervisor stays uid 0 but keeps no CAP_DAC_OVERRIDE; its
+# no-op moves write root's own cgroup file all the same
+run_start suser --home home --user nobody -- "$SERVER" || { nok "vsctl run --user starts the service"; exit 1; }
+"$VSCTL" exec www1 -- "$CLIENT" -p "$PORT" -n 3 > "$W/c2" 2>&1
+w0=$(warm writes)
+sleep 0.3
+w1=$(warm writes)
+diag "--user: no-op moves $w0 -> $w1"
+check "--user: connections are served, and the supervisor's no-op moves go on (10 or more in 0.3 s)" \
+	sh -c "grep -q '^ok 3 bad 0' '$W/c2' && [ $((w1 - w0)) -ge 10 ]"
 gate_stop
 
 # --- --warm helper-fifo: the helper makes the no-op moves, in the

@@ -9,8 +9,9 @@
 # that keep moves off RCU grace periods (gates/accept/rcu-warm.c) are the
 # supervisor's own by default, so they run in its class, and the warm helper
 # only sits in the home VS (with --user too); --warm helper-fifo has the
-# helper make them at SCHED_FIFO 1 under the same guard. Read from the kernel: /proc/PID/stat
-# (rt_priority, policy, nice), /proc/PID/schedstat and /proc/PID/limits.
+# helper make them at SCHED_FIFO 1 under the same guard. Read from the
+# kernel: /proc/PID/stat (rt_priority, policy, nice), /proc/PID/schedstat
+# and /proc/PID/limits.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 plan 19

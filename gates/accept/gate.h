@@ -41,6 +41,7 @@
  *                   cgroup handle, lib/cgroup-handle.h, which decides what a
  *                   move takes on this host's cgroup layout)
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
+ *   sched.c         the supervisor's and the warm helper's scheduling class
  *   classify.c      classification through the socket gate's table
  *   unixpeer.c      classification of Unix peers by their socket's cgroup
  *   wakeup.c        the wake-up connection for event-loop services
@@ -309,12 +310,33 @@ void thread_foreach(void (*fn)(struct service_thread *, void *), void *arg);
 uint64_t bind_moves(void);
 
 /* --- rcu-warm.c --- */
-/* A helper that keeps cgroup moves off RCU grace periods while we move. */
-int rcu_warm_start(const struct gate_vs *home);
-/* A move was made: keep the helper active for another second. */
+/* --warm: who makes the no-op moves (vsctl-run(8)); the words' order */
+enum warm_mode { WARM_ON, WARM_OFF, WARM_HELPER, WARM_HELPER_FIFO, WARM_SUPERVISOR };
+/* Keep cgroup moves off RCU grace periods while we move: start the helper. */
+int rcu_warm_start(const struct gate_vs *home, enum warm_mode m);
+/* A move was made: keep the no-op moves going for another second. */
 void rcu_warm_kick(void);
-/* The helper's pid (0: none) and its no-op moves so far. */
-pid_t rcu_warm_stats(uint64_t *writes);
+/* WARM_SUPERVISOR: poll()'s timeout until our next no-op move (-1: none
+ * due), and that move once it is due. */
+int rcu_warm_timeout(uint64_t now);
+void rcu_warm_run(uint64_t now);
+/* The helper's pid (0: none); the no-op moves so far, those that came late
+ * (over 10 ms after the previous one) and those that took over 1 ms. */
+pid_t rcu_warm_stats(uint64_t *writes, uint64_t *late, uint64_t *slow);
+
+/* --- sched.c --- */
+/*
+ * The supervisor's real-time priority, taken before privileges are dropped;
+ * on=0 (--sched off) does nothing. 0, or -errno if it fell back to nice -20
+ * (logged). sched_tick() takes it back after a demotion; sched_child(), in
+ * the service's child, puts back the RLIMIT_RTTIME we were started with;
+ * sched_helper(), in the warm helper, takes the supervisor's class and
+ * guard (0, or -errno: it stays SCHED_OTHER, logged).
+ */
+int sched_supervisor(int on);
+void sched_tick(uint64_t now);
+void sched_child(void);
+int sched_helper(void);
 
 /* --- classify.c --- */
 void conns_init(const char *map_path);

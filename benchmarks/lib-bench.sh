@@ -111,13 +111,18 @@ bench_vs_cpu_us() {
 }
 
 # CPU time (us) used outside every VS: our "outside" cgroup where there is
-# one (hybrid hosts), else the given processes from /proc/PID/stat.
+# one (hybrid hosts), else the given processes'.
 bench_outside_cpu_us() {
-	local pid tck sum=0 t
 	if [ -n "$BENCH_HIERS" ]; then
 		echo $(($(cat "${BENCH_CGDIR[cpuacct]}/outside/cpuacct.usage") / 1000))
 		return
 	fi
+	bench_proc_cpu_us "$@"
+}
+
+# CPU time (us) of processes (all their threads), from /proc/PID/stat.
+bench_proc_cpu_us() {
+	local pid tck sum=0 t
 	tck=$(getconf CLK_TCK)
 	for pid in "$@"; do
 		t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null) || continue

@@ -83,7 +83,7 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
 	benchmarks/rebind-saturated benchmarks/db-mode
-dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
+dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-hosting.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
 	benchmarks/hosting-nginx.conf.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md

@@ -250,7 +250,7 @@ dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
 # and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
 TESTS += tests/classify-hostile.sh
 dist_noinst_SCRIPTS += tests/classify-hostile.sh
-EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh tests/bench-tiny-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)

@@ -32,6 +32,9 @@
 #                        the kernel's floor, is cgroup-floor.c
 #   db-mode              what the database mode (protocol mysql) costs per
 #                        query and per connection that moves a thread
+#   wordpress            two WordPress-like sites (PHP-FPM, MariaDB) in five
+#                        modes, from nothing gated to one pool and one
+#                        MariaDB per site
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
 #   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
@@ -82,10 +85,10 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
-	benchmarks/rebind-saturated benchmarks/db-mode
+	benchmarks/rebind-saturated benchmarks/db-mode benchmarks/wordpress
 dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-hosting.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
-	benchmarks/hosting-nginx.conf.in
+	benchmarks/hosting-nginx.conf.in benchmarks/wordpress-page.php.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
 # is their index). `make bench-report` regenerates the pages' tables from
 # their CSVs (benchmarks/bench-report).

@@ -258,12 +258,12 @@ endif
 
 # --- A few seconds of the insulation and virtual-host benchmarks end to end
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
-TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 # Remote gating: hosts as network namespaces (tests/remote-lib.sh)
 TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 EXTRA_DIST += tests/remote-lib.sh
-dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 
 # The release tarball and the Debian package: complete, and as lintian wants.
 TESTS += tests/dist-complete.sh tests/package-lint.sh

@@ -150,7 +150,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/vsctl-top.sh tests/gate-pmqos.sh tests/gate-sched.sh tests/record-conns.sh tests/gate-escape.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
-	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh \
+	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
 	tests/gate-relisten.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)

@@ -200,6 +200,7 @@ thread_get(pid_t tid, int *is_new)
 		return NULL;
 	th->tid = tid;
 	th->sched_fd = -1;
+	th->io_fd = -1;
 	th->hnext = *b;
 	*b = th;
 	th->tgid = tgid;
@@ -250,6 +251,8 @@ thread_free(struct service_thread *th)
 		close(th->pidfd);
 	if (th->sched_fd >= 0)
 		close(th->sched_fd);
+	if (th->io_fd >= 0)
+		close(th->io_fd);
 	free(th);
 }
 

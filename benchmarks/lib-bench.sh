@@ -105,9 +105,10 @@ bench_vs_exec() {
 	exec "$VSCTL" exec "$vs" -- "${pin[@]}" "$@"
 }
 
-# CPU time (us) a VS has used so far, as vsd reports it.
+# CPU time (us) a VS has used so far, as vsd reports it: its own "usage",
+# not the CPU of the services that served it, listed after.
 bench_vs_cpu_us() {
-	"$VSCTL" --json show "$1" | grep -o '"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
+	"$VSCTL" --json show "$1" | grep -o '"usage": {"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
 }
 
 # CPU time (us) used outside every VS: our "outside" cgroup where there is

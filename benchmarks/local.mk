@@ -100,7 +100,7 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
 	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
-	benchmarks/results/vhosts.md benchmarks/results/db-mode.md
+	benchmarks/results/vhosts.md benchmarks/results/db-mode.md benchmarks/results/wordpress.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
 	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
@@ -108,7 +108,7 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
-	benchmarks/results/db-mode.csv
+	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 bench-report:

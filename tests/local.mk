@@ -153,7 +153,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/vsctl-top.sh tests/gate-pmqos.sh tests/gate-sched.sh tests/record-conns.sh tests/gate-escape.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
-	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh \
+	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
 	tests/gate-relisten.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
@@ -253,7 +253,7 @@ dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
 # and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
 TESTS += tests/classify-hostile.sh
 dist_noinst_SCRIPTS += tests/classify-hostile.sh
-EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh tests/bench-tiny-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)
@@ -261,12 +261,12 @@ endif
 
 # --- A few seconds of the insulation and virtual-host benchmarks end to end
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
-TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 # Remote gating: hosts as network namespaces (tests/remote-lib.sh)
 TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 EXTRA_DIST += tests/remote-lib.sh
-dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 
 # The release tarball and the Debian package: complete, and as lintian wants.
 TESTS += tests/dist-complete.sh tests/package-lint.sh

@@ -38,3 +38,13 @@ sql_tcp() { "$MARIADB" --no-defaults -u root -h 127.0.0.1 -P "$MDB_PORT" --proto
 
 # mdb_up: the server answers a query on its socket
 mdb_up() { [ "$(sql_unix -e 'select 1' 2>/dev/null)" = 1 ]; }
+
+# mdb_setup: R (rules_dir), a data directory in RUN=$R/run for the server
+# (MDB_ARGS: its extra arguments) and a private vsd; else the test ends
+mdb_setup() {
+	rules_dir
+	RUN=$R/run
+	mkdir -p "$RUN" && chmod 0755 "$RUN"
+	mdb_init "$RUN" "$(test_port)" || { fail "mariadb-install-db"; done_testing; }
+	vsd_start || { fail "vsd starts"; done_testing; }
+}

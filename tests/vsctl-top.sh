@@ -8,7 +8,7 @@
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
 VSCTL=$top_builddir/vsctl/vsctl
-plan 16
+plan 17
 
 vsd_start || { nok "start vsd"; exit 1; }
 for v in "idle 5%" "home 10%" "www1 30%"; do
@@ -55,7 +55,7 @@ for l in last:
         continue
     if part == "vs" and len(f) == 11:
         vs[f[0]] = f
-    elif part == "svc" and len(f) == 7:
+    elif part == "svc" and len(f) == 9:
         svc[(f[0], f[1])] = f
 order = [l.split()[0] for l in last if l.split() and l.split()[0] in vs]
 print("rows", " ".join(sorted(vs)))
@@ -79,6 +79,7 @@ print("status", " ".join(sorted(set(v[10] for v in vs.values()))))
 print("www1_served", svc[("svc", "www1")][2] if ("svc", "www1") in svc else -1)
 print("www1_cpu_s", svc[("svc", "www1")][5] if ("svc", "www1") in svc else -1)
 print("home_cpu_s", svc[("svc", "home")][5] if ("svc", "home") in svc else 0)
+print("www1_db_cpu_s", svc[("svc", "www1")][7] if ("svc", "www1") in svc else -1)
 PY
 get() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$W/parsed"; }
 check "two screens" [ "$(get screens)" = 2 ]
@@ -111,6 +112,7 @@ wc=$(get www1_cpu_s)
 diag "service CPU charged to www1: $wc s (20 x 20 ms spun), to home: $(get home_cpu_s) s"
 check "the service's CPU charged to www1 (>= 0.3 s of 0.4 s spun)" \
 	python3 -c "import sys; sys.exit(not $wc >= 0.3)"
+check "a service not in database mode: www1's DB-CPU-s is 0.00" [ "$(get www1_db_cpu_s)" = 0.00 ]
 check "services --json has it too (cpu_usec)" python3 -c '
 import json, subprocess, sys
 d = json.loads(subprocess.check_output([sys.argv[1], "services", "--json"]))

@@ -357,7 +357,7 @@ jarr(struct json_object *o, const char *key)
 static void
 print_row(struct json_object *js)
 {
-	struct buf bind = { 0 }, served = { 0 }, queued = { 0 };
+	struct buf bind = { 0 }, served = { 0 }, queued = { 0 }, waits = { 0 };
 	struct json_object *a, *e;
 	const char *vs, *state = jstr(js, "state");
 	char unclass[24], refused[24], outside[24];
@@ -379,6 +379,10 @@ print_row(struct json_object *js)
 		if (jnum(e, "queued") > 0)
 			buf_printf(&queued, "%s%s=%lld", queued.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "queued"));
+		/* connections that waited: the VS held its worker limit */
+		if (jnum(e, "worker_waits") > 0)
+			buf_printf(&waits, "%s%s=%lld", waits.len ? "," : "", vs ? vs : "?",
+			    jnum(e, "worker_waits"));
 	}
 	/* "refused": {"io_uring": N, "compat_accept": N}, "outside": N */
 	if (json_object_object_get_ex(js, "refused", &a))
@@ -386,11 +390,12 @@ print_row(struct json_object *js)
 	count(refused, sizeof(refused), n);
 	count(unclass, sizeof(unclass), jnum(js, "unclassified"));
 	count(outside, sizeof(outside), jnum(js, "outside"));
-	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7s %-28s %-28s %7s %7s %s\n",
+	printf("%-20.64s %-10.32s %7lld %8lld %-12.64s %7s %-28s %-28s %-16s %7s %7s %s\n",
 	    jstr(js, "name") ? jstr(js, "name") : "-", state ? state : "-", jnum(js, "pid"),
 	    jnum(js, "restarts"), jstr(js, "home") ? jstr(js, "home") : "-", unclass,
-	    bind.p ? bind.p : "-", served.p ? served.p : "-", refused, outside,
-	    queued.p ? queued.p : "-");
+	    bind.p ? bind.p : "-", served.p ? served.p : "-", waits.p ? waits.p : "-", refused,
+	    outside, queued.p ? queued.p : "-");
+	buf_free(&waits);
 	buf_free(&bind);
 	buf_free(&served);
 	buf_free(&queued);
@@ -434,9 +439,9 @@ vsctl_services(int argc, char **argv, const char *socket_path, int json)
 	if (status_dir(socket_path, dir, sizeof(dir)) < 0)
 		return vsctl_fail(VX_BADVALUE, "services: the path of %s is too long", socket_path);
 	if (!json)
-		printf("%-20s %-10s %7s %8s %-12s %7s %-28s %-28s %7s %7s %s\n", "NAME", "STATE", "PID",
-		    "RESTARTS", "HOME", "UNCLASS", "BINDING(TID:VS)", "SERVED", "REFUSED", "OUTSIDE",
-		    "QUEUED");
+		printf("%-20s %-10s %7s %8s %-12s %7s %-28s %-28s %-16s %7s %7s %s\n", "NAME", "STATE",
+		    "PID", "RESTARTS", "HOME", "UNCLASS", "BINDING(TID:VS)", "SERVED", "WAITS",
+		    "REFUSED", "OUTSIDE", "QUEUED");
 	if ((d = opendir(dir))) {
 		while ((de = readdir(d))) {
 			struct buf b = { 0 };

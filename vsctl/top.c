@@ -277,8 +277,8 @@ unclassified_row(struct top *t, struct buf *out, struct buf *now, const char *li
 		return;
 	if (t->svc_prev.p && (p = strstr(t->svc_prev.p, key)) && t->delay > 0)
 		rate = (double)delta(n, num(p, "unclassified")) / t->delay;
-	buf_printf(out, "%-20s %-20s %10" PRIu64 " %8.1f %7s %10s %6s\n", svc, "(unclassified)", n,
-	    rate, "-", "-", "-");
+	buf_printf(out, "%-20s %-20s %10" PRIu64 " %8.1f %7s %10s %6s %10s %7s\n", svc,
+	    "(unclassified)", n, rate, "-", "-", "-", "-", "-");
 }
 
 /* The gated services: one "stats" request each; printed as they come. */
@@ -306,12 +306,12 @@ print_services(struct top *t, struct buf *out)
 		}
 		buf_printf(&b, "\n");
 		if (!n++)
-			buf_printf(out, "\n%-20s %-20s %10s %8s %7s %10s %6s\n", "SERVICE", "VS",
-			    "SERVED", "SERVED/s", "QUEUED", "CPU-s", "CPU%");
+			buf_printf(out, "\n%-20s %-20s %10s %8s %7s %10s %6s %10s %7s\n", "SERVICE",
+			    "VS", "SERVED", "SERVED/s", "QUEUED", "CPU-s", "CPU%", "DB-CPU-s", "DB-CPU%");
 		for (line = b.p; line && *line; line = next) {
-			uint64_t served, cpu;
+			uint64_t served, cpu, db;
 			const char *p;
-			char key[160];
+			char key[160], dbs[16] = "-", dbp[16] = "-";
 			double rate = 0, cpct = 0;
 
 			if ((next = strchr(line, '\n')))
@@ -325,6 +325,9 @@ print_services(struct top *t, struct buf *out)
 				continue;
 			served = num(line, "served");
 			cpu = num(line, "cpu_usec");
+			/* the database mode's CPU for the VS (none from an older supervisor) */
+			if ((db = num(line, "db_cpu_usec")) != NONE)
+				snprintf(dbs, sizeof(dbs), "%.2f", (double)db / 1e6);
 			/* the last refresh's figures of the same service and VS */
 			snprintf(key, sizeof(key), "vs service=%s name=%s ", svc, vs);
 			buf_printf(&now, "%s\n", line);
@@ -332,9 +335,13 @@ print_services(struct top *t, struct buf *out)
 				rate = (double)delta(served, num(p, "served")) / t->delay;
 				cpct = (double)delta(cpu, num(p, "cpu_usec")) / 1e4 / t->delay /
 				    t->cur.ncpu;
+				if (db != NONE && num(p, "db_cpu_usec") != NONE)
+					snprintf(dbp, sizeof(dbp), "%.1f", (double)delta(db,
+					    num(p, "db_cpu_usec")) / 1e4 / t->delay / t->cur.ncpu);
 			}
-			buf_printf(out, "%-20s %-20s %10" PRIu64 " %8.1f %7" PRIu64 " %10.2f %6.1f\n",
-			    svc, vs, served, rate, num(line, "queued"), (double)cpu / 1e6, cpct);
+			buf_printf(out, "%-20s %-20s %10" PRIu64 " %8.1f %7" PRIu64 " %10.2f %6.1f "
+			    "%10s %7s\n", svc, vs, served, rate, num(line, "queued"), (double)cpu / 1e6,
+			    cpct, dbs, dbp);
 		}
 		buf_free(&b);
 	}

@@ -13,6 +13,7 @@
 #include "guard.h"
 #include "lib/log.h"
 #include "member.h"
+#include "metrics.h"
 #include "netshare.h"
 #include "state.h"
 #include "stats.h"
@@ -190,6 +191,8 @@ vs_json(struct vsd *d, struct vs *vs, struct buf *b, const char *when)
 	stats_events_json(&vs_stats_get(d, vs)->cg, b);
 	gate_vs_json(d, vs, b);
 	net_json(vs, b);
+	if (strcmp(when, "show") == 0)
+		vs_services(d, vs, b, 1);
 	buf_printf(b, "}");
 	free(pids);
 }
@@ -278,6 +281,7 @@ cmd_show(struct vsd *d, const struct request *req, struct reply *rep)
 			buf_printf(&rep->out, "cgroup: %s\n", dir);
 	gate_vs_text(d, vs, &rep->out);
 	net_text(vs, &rep->out);
+	vs_services(d, vs, &rep->out, 0);
 	return 0;
 }
 

@@ -22,7 +22,7 @@ vsd_vsd_SOURCES = \
 	vsd/vsd.c vsd/vsd.h \
 	vsd/control.c vsd/clients.c \
 	vsd/cmd-vs.c vsd/cmd-conns.c vsd/cmd-gate.c \
-	vsd/cmd-stats.c vsd/stats.h vsd/metrics.c vsd/metrics.h \
+	vsd/cmd-stats.c vsd/stats.h vsd/metrics.c vsd/metrics.h vsd/vs-services.c \
 	vsd/drift.c vsd/drift.h \
 	vsd/gate-vs.c vsd/gate-vs.h \
 	vsd/netshare.c vsd/netshare.h \

@@ -184,8 +184,7 @@ vs_families(struct vsd *d, struct buf *b)
 	free(st);
 }
 
-/* The gated services' "stats" lines (gates/accept/status.c), all in one buffer. */
-static void
+void
 services_stats(struct vsd *d, struct buf *all)
 {
 	char dir[PATH_MAX], name[VS_NAME_MAX + 8];
@@ -276,6 +275,16 @@ metrics_text(struct vsd *d, struct buf *b)
 	svc_family(b, svc.p, "vsd_service_cpu_seconds_total", "counter",
 		   "CPU time a gated service spent for the VS (its threads' time while bound there).",
 		   "cpu_usec", 1e-6);
+	svc_family(b, svc.p, "vsd_service_db_cpu_seconds_total", "counter",
+		   "CPU time a database service's threads spent serving the VS's connections "
+		   "(database mode; home: the rest of the server's).", "db_cpu_usec", 1e-6);
+	svc_family(b, svc.p, "vsd_service_db_read_bytes_total", "counter",
+		   "Bytes a database service's threads read from storage serving the VS's "
+		   "connections (/proc task io read_bytes).", "db_read_bytes", 1);
+	svc_family(b, svc.p, "vsd_service_db_write_bytes_total", "counter",
+		   "Bytes a database service's threads wrote to storage serving the VS's "
+		   "connections (/proc task io write_bytes; InnoDB's flushing is home's).",
+		   "db_write_bytes", 1);
 	svc_family(b, svc.p, "vsd_service_worker_waits_total", "counter",
 		   "Connections for the VS that waited because it held its worker limit.",
 		   "worker_waits", 1);

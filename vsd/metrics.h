@@ -9,6 +9,13 @@ struct vsd;
 
 #define METRICS_INTERVAL_S	15	/* node_exporter's usual scrape interval */
 
+/* The gated services' "stats" lines (gates/accept/status.c), all in one
+ * buffer: a "service" line each, then its "vs" lines. */
+void services_stats(struct vsd *d, struct buf *all);
+/* vs-services.c: what the gated services did for the VS, for `vsctl show`:
+ * text lines, or a JSON member ", \"services\": [...]". */
+struct vs;
+void vs_services(struct vsd *d, const struct vs *vs, struct buf *b, int json);
 /* The exposition text (format 0.0.4), appended to b. */
 void metrics_text(struct vsd *d, struct buf *b);
 /* --metrics-file: an absolute path ending in ".prom"; *why says what is wrong. */

@@ -12,9 +12,9 @@
  * of another VS than the one it is bound to; we move that one thread
  * (rebind.c's bind_thread: v1 "tasks" on hybrid hosts; on pure cgroup v2
  * its VS's child of a threaded subtree under the service, dbtree.c) and settle its CPU
- * time on the VS it ran in (charge.c). The accepting thread stays home
- * (gate.c asks gate_db_mode()); so do the server's own threads, which read
- * no client's connection.
+ * time and I/O on the VS it served (charge.c, dbacct.c). The accepting
+ * thread stays home (gate.c asks gate_db_mode()); so do the server's own
+ * threads, which read no client's connection.
  *
  * Asynchronous: the thread goes on while we move it. Its first read of a
  * connection is the client's reply to the server's greeting, and the first
@@ -164,6 +164,7 @@ sent_home(pid_t tid, void *arg)
 	if ((th = thread_get(tid, &is_new)) && th->tgid == run_tgid) {
 		th->bound = g->home;
 		charge_settle(g, th);
+		dbacct_settle(&g->tab, th, g->home);
 	}
 	if (skel)
 		bpf_map_delete_elem(bpf_map__fd(skel->maps.dbt_tids), &key);
@@ -244,11 +245,40 @@ on_event(void *ctx, void *data, size_t len)
 	}
 	if (r == 1 || !th->cpu_mark)	/* moved, or new: its CPU so far goes where it was */
 		charge_settle(g, th);
+	if (r == 1 || !th->db_cpu_mark)
+		dbacct_settle(&g->tab, th, g->home);
 	if (r == 1)
 		nmoved++;
 	else if (r < 0)
 		nfailed++;
 	return 0;
+}
+
+struct settle_ctx {
+	struct gate *g;
+};
+
+static void
+settle_one(struct service_thread *th, void *arg)
+{
+	struct settle_ctx *x = arg;
+
+	if (th->tgid == run_tgid && (th->db_vs || th->bound))
+		dbacct_settle(&x->g->tab, th, x->g->home);
+}
+
+void
+dbthreads_settle(struct gate *g, int force)
+{
+	static uint64_t last;
+	struct settle_ctx x = { g };
+	uint64_t now = now_ns();
+
+	if (!gate_db_mode(g) || !run_tgid || (!force && now - last < 1000000000ull))
+		return;
+	last = now;
+	thread_foreach(settle_one, &x);
+	dbacct_home(&g->tab, run_tgid, g->home);
 }
 
 void

@@ -474,6 +474,7 @@ gate_tick(struct gate *g)
 	    now - g->last_refresh >= GATE_REFRESH_MS * 1000000ull))
 		gate_refresh(g, 1);
 	pmqos_tick(g, now);
+	dbthreads_settle(g, 0);
 	return soon ? 1 : queued || busy ? 10 : 100;
 }
 

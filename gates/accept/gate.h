@@ -79,6 +79,9 @@ struct gate_vs {
 	uint64_t served_sample;		/* served at the last sample */
 	uint64_t served;		/* connections served in (charged to) this VS */
 	uint64_t charged_ns;		/* service CPU time spent in it (charge.c) */
+	/* dbacct.c: the database's threads' CPU time (ns) and I/O (bytes)
+	 * while they served its connections */
+	uint64_t db_cpu_ns, db_read_bytes, db_write_bytes;
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
 	int	 trace_rank;		/* the rank the trace last gave (trace.c) */
@@ -228,6 +231,19 @@ void dbthreads_run(struct gate *g, pid_t tgid);
 int dbthreads_fd(void);
 void dbthreads_ready(void);
 void dbthreads_status(const struct gate *g, struct buf *b);
+/* Settle the database's threads' CPU and I/O on the VSs they serve (the
+ * tick, at most once a second unless force; a status request). */
+void dbthreads_settle(struct gate *g, int force);
+
+/* --- dbacct.c: the database mode's CPU and I/O per VS --- */
+struct service_thread;
+/* Charge th's CPU time and I/O since its last settling to the VS it served
+ * then (none at home: dbacct_home() gives home the rest), then count for
+ * the VS it is bound to now. */
+void dbacct_settle(struct vs_table *t, struct service_thread *th, uint32_t home);
+/* The process tgid's own totals less what the other VSs were charged since
+ * the last call: home's. tgid 0: the process ended. */
+void dbacct_home(struct vs_table *t, pid_t tgid, uint32_t home);
 
 /* --- rebind.c --- */
 struct service_thread {
@@ -249,6 +265,12 @@ struct service_thread {
 	uint64_t cpu_mark;
 	uint32_t cpu_vs;
 	int	 sched_fd;
+	/* dbacct.c: the database mode's marks (CPU ns, read and written
+	 * bytes) and the VS they go to (0: none yet); /proc/.../io, -1 until
+	 * opened */
+	uint64_t db_cpu_mark, db_rd_mark, db_wr_mark;
+	uint32_t db_vs;
+	int	 io_fd;
 	struct gated_listener *direct_l;	/* fastpath.c: it waits in that listener's
 						 * accept in the kernel */
 	/* fastpath.c: let through on the fast path listener fp_id (0: none)

@@ -50,6 +50,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/pmqos.c \
 	gates/accept/workers.c \
 	gates/accept/dbthreads.c \
+	gates/accept/dbacct.c \
 	gates/accept/dbtree.c \
 	gates/accept/dbtree.h \
 	gates/accept/dbthreads.h

@@ -9,8 +9,10 @@
  * decides whose sockets the thread creates (the socket gate's BPF sees
  * it), moves with it. Where it does not, that move - a whole-process one,
  * the slowest kind - is made lazily, when a bound thread calls
- * socket(AF_INET/AF_INET6) (bind_cgroup2): a service that never opens
- * sockets never pays it. The accepted socket was already classified.
+ * socket() for AF_INET, AF_INET6 or AF_UNIX (bind_cgroup2; a database of
+ * protocol mysql knows a Unix client's VS by that cgroup2): a service that
+ * never opens sockets never pays it. The accepted socket was already
+ * classified.
  *
  * Threads are held by pidfd, never by bare TID: a cached TID whose pidfd
  * reports exit has been reused and is re-read.
@@ -187,6 +189,7 @@ thread_get(pid_t tid, int *is_new)
 		return NULL;
 	th->tid = tid;
 	th->sched_fd = -1;
+	th->io_fd = -1;
 	th->hnext = *b;
 	*b = th;
 	th->tgid = tgid;
@@ -237,6 +240,8 @@ thread_free(struct service_thread *th)
 		close(th->pidfd);
 	if (th->sched_fd >= 0)
 		close(th->sched_fd);
+	if (th->io_fd >= 0)
+		close(th->io_fd);
 	free(th);
 }
 

@@ -94,6 +94,7 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 
 	status_rings(g);
 	charge_settle_all(g);
+	dbthreads_settle(g, 1);
 	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
 	    "unclassified=%llu refused_io_uring=%llu refused_compat=%llu outside=%llu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
@@ -104,12 +105,15 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
 
-		if (!v->served && !q && !v->charged_ns && v->id != g->home)
+		if (!v->served && !q && !v->charged_ns && !v->db_cpu_ns && v->id != g->home)
 			continue;
 		buf_printf(b, "vs service=%s name=%s served=%llu queued=%zu cpu_usec=%llu "
-		    "worker_waits=%llu\n", si->name, v->name, (unsigned long long)v->served, q,
+		    "worker_waits=%llu db_cpu_usec=%llu db_read_bytes=%llu db_write_bytes=%llu\n",
+		    si->name, v->name, (unsigned long long)v->served, q,
 		    (unsigned long long)(v->charged_ns / 1000),
-		    (unsigned long long)workers_waits(&g->wk, v->id));
+		    (unsigned long long)workers_waits(&g->wk, v->id),
+		    (unsigned long long)(v->db_cpu_ns / 1000), (unsigned long long)v->db_read_bytes,
+		    (unsigned long long)v->db_write_bytes);
 	}
 }
 
@@ -144,6 +148,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 
 	status_rings(g);
 	charge_settle_all(g);
+	dbthreads_settle(g, 1);
 	buf_printf(b, "{\"name\": ");
 	buf_json_str(b, si->name);
 	buf_printf(b, ", \"pid\": %d, \"supervisor\": %d, \"home\": ", (int)si->pid, getpid());
@@ -175,17 +180,20 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
 
-		if (!v->served && !q && v->id != g->home)
+		if (!v->served && !q && !v->db_cpu_ns && v->id != g->home)
 			continue;
 		buf_printf(b, "%s{\"name\": ", n++ ? ", " : "");
 		buf_json_str(b, v->name);
 		buf_printf(b, ", \"id\": %u, \"served\": %llu, \"queued\": %zu, \"cpu_usec\": %llu, "
 		    "\"used_bp\": %d, \"step_bp\": %d, \"remaining_bp\": %d, \"rank_bp\": %d, "
-		    "\"workers_held\": %u, \"worker_waits\": %llu}",
+		    "\"workers_held\": %u, \"worker_waits\": %llu, \"db_cpu_usec\": %llu, "
+		    "\"db_read_bytes\": %llu, \"db_write_bytes\": %llu}",
 		    v->id, (unsigned long long)v->served, q,
 		    (unsigned long long)(v->charged_ns / 1000), (int)(v->used_bp + 0.5),
 		    (int)(v->step_bp + 0.5), v->remaining_bp, v->rank_bp, workers_held(&g->wk, v->id),
-		    (unsigned long long)workers_waits(&g->wk, v->id));
+		    (unsigned long long)workers_waits(&g->wk, v->id),
+		    (unsigned long long)(v->db_cpu_ns / 1000), (unsigned long long)v->db_read_bytes,
+		    (unsigned long long)v->db_write_bytes);
 	}
 	buf_printf(b, "], \"workers_pool\": %zu", g->wk.pool);
 	buf_printf(b, ", \"handed\": %llu, \"requeued\": %llu, \"closed_dead\": %llu, "

@@ -175,6 +175,9 @@ vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_
 		if (nv) {
 			nv->served = old->served;
 			nv->charged_ns = old->charged_ns;
+			nv->db_cpu_ns = old->db_cpu_ns;
+			nv->db_read_bytes = old->db_read_bytes;
+			nv->db_write_bytes = old->db_write_bytes;
 		}
 		else if (ng < maxg)
 			gone[ng++] = old->id;

@@ -52,8 +52,9 @@
 
 /* the supervisor's poll set; the listeners with waiters follow. P_QUIET is
  * an epoll fd holding the descriptors that seldom fire (signals, the tick,
- * the status socket, the database mode's ring): poll() costs per
- * descriptor, and it runs per accept */
+ * the status socket, the database mode's ring, the threads' ends): poll()
+ * costs per descriptor, and it runs per accept. P_NOTIFY comes before
+ * P_QUIET: poll() looks at them in that order, which thread-exit.c needs */
 enum { P_NOTIFY, P_QUIET, P_OUTPUT, P_HOLD, P_FIRST };
 enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4, Q_DB = 8, Q_EXIT = 16 };
 

@@ -32,6 +32,10 @@
  *   gate-escape pass PATH        send fd 3 to the Unix socket PATH (SCM_RIGHTS)
  *   gate-escape recv PATH N      outside the service: take a listener from
  *                                PATH, accept N connections on it
+ *   gate-escape tid N            a thread accepts one connection and ends;
+ *                                then a new process gets that thread's TID
+ *                                (clone3(2) set_tid: root only, Linux 5.5)
+ *                                and accepts N: "tid T again"
  * Each connection is answered as tests/gate-server.c does ("pid=P cg=CPU
  * cg2=CG2 req=REQ"), so tests/gate-client.c -v shows where it ran. A way
  * that fails prints "METHOD: ERROR" and the program exits 3; each prints
@@ -60,6 +64,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/io_uring.h>
+#include <linux/sched.h>
+#include <pthread.h>
 
 #include "gate-where.h"
 
@@ -244,6 +250,54 @@ accept_loop(const char *method, int (*how)(int), int lfd, long n)
 	}
 	say("served %ld", served);
 	return 0;
+}
+
+/* --- a TID that comes back: the gate must not take the new task for the
+ * thread it knew by that TID (and re-bound) --- */
+
+static pid_t first_tid;
+
+static void *
+accept_one(void *arg)
+{
+	int fd;
+
+	(void)arg;
+	first_tid = (pid_t)syscall(SYS_gettid);
+	while ((fd = accept(3, NULL, NULL)) < 0 && errno == EINTR)
+		;
+	if (fd >= 0)
+		answer(fd);
+	return NULL;
+}
+
+static int
+tid_again(long n)
+{
+	struct clone_args ca = { .exit_signal = SIGCHLD, .set_tid_size = 1 };
+	pthread_t t;
+	pid_t pid = -1;
+	int i, st;
+
+	say("ready tid");
+	if (pthread_create(&t, NULL, accept_one, NULL) != 0 || pthread_join(t, NULL) != 0)
+		return say("tid: pthread"), 3;
+	ca.set_tid = (uintptr_t)&first_tid;
+	/* the TID is free once the kernel has released the thread, a moment
+	 * after pthread_join() returns */
+	for (i = 0; i < 2000; i++) {
+		if ((pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca))) >= 0 || errno != EEXIST)
+			break;
+		usleep(1000);
+	}
+	if (pid < 0)
+		return say("tid: %s", strerror(errno)), 3;
+	if (pid == 0)
+		_exit(accept_loop("tid again", by_syscall, 3, n));
+	say("tid %d again", (int)pid);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 3;
 }
 
 /* --- the BPF maps within reach --- */
@@ -504,7 +558,9 @@ main(int argc, char **argv)
 		return pass(argv[2]);
 	if (strcmp(m, "recv") == 0 && argc == 4)
 		return recv_listener(argv[2], n);
+	if (strcmp(m, "tid") == 0)
+		return tid_again(n);
 	fprintf(stderr, "usage: gate-escape serve PORT CMD | maps | accept FLAGS|key N | "
-	    "uring N | int80 N | x32 N | pass PATH | recv PATH N\n");
+	    "uring N | int80 N | x32 N | pass PATH | recv PATH N | tid N\n");
 	return 2;
 }

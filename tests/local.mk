@@ -141,6 +141,7 @@ tests_gate_client_LDADD = -lpthread
 # A tenant's program trying ways past the gate (gate-escape.sh).
 check_PROGRAMS += tests/gate-escape
 tests_gate_escape_SOURCES = tests/gate-escape.c tests/gate-where.h
+tests_gate_escape_LDADD = -lpthread
 # A cgroup's CPU usage through the backend (lib/cgroup-fast.c), for the
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
@@ -154,7 +155,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
 	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
-	tests/gate-relisten.sh
+	tests/gate-relisten.sh tests/gate-tid.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

@@ -171,6 +171,30 @@ tfo_listener(int fd)
 	return getsockopt(fd, IPPROTO_TCP, TCP_FASTOPEN, &qlen, &sl) == 0 && qlen > 0;
 }
 
+/*
+ * May no thread wait in the kernel on l: a non-blocking listener (only a
+ * blocking call may wait), or one with Fast Open? Read at most every
+ * FP_FLAGS_NS, not at each accept that finds the queue empty (two system
+ * calls): a service that changes either on a listener it serves is seen
+ * that much later. Until then a thread may be let into the kernel's accept
+ * once more: on a non-blocking listener the kernel answers EAGAIN itself,
+ * as the call's semantics want, and the thread's next accept ends the wait
+ * we believed in (an arrival of another VS meanwhile moves it for nothing,
+ * and its promise lapses after FP_EXPECT_NS, the model with it); with Fast
+ * Open that thread is subject to the header's race (counted).
+ */
+static int
+no_wait(struct fp_listener *f, int fd, uint64_t now)
+{
+	int fl;
+
+	if (f->no_wait_t && now - f->no_wait_t < FP_FLAGS_NS)
+		return f->no_wait;
+	f->no_wait = (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_NONBLOCK) || tfo_listener(fd);
+	f->no_wait_t = now;
+	return f->no_wait;
+}
+
 /* th was let through for the connection cookie (0: whichever comes) */
 static void
 promise(struct fp_listener *f, struct service_thread *th, uint64_t cookie)
@@ -211,8 +235,7 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 	a = fp_decide_accept(&s, &v);
 	if (a.kind == FP_ASK_NONBLOCK) {
 		/* read only when nothing is queued: the call's own semantics */
-		v.nonblock = (fl = fcntl(l->fd, F_GETFL)) < 0 || (fl & O_NONBLOCK) ||
-		    tfo_listener(l->fd);
+		v.nonblock = no_wait(f, l->fd, now);
 		a = fp_decide_accept(&s, &v);
 	}
 	count_rule(g, a.rule);
@@ -290,7 +313,13 @@ fp_thread_settle(struct gate *g, struct service_thread *th)
 	uint64_t now = now_ns();
 
 	if (d && d->fp && d->fp->direct == th) {
-		fp_sync(g, d, now);
+		/* its accept record, once read, says what it took (its
+		 * arrival's record comes before it in the ring): then the
+		 * kernel's count need not be asked for a lagging record; the
+		 * choice that follows asks it anyway */
+		fp_read(g, d, now);
+		if (d->fp->direct == th || th->fp_id)
+			fp_sync(g, d, now);
 		if (d->fp->direct == th)
 			fp_direct_end(d->fp);
 	}

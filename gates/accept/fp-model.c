@@ -209,8 +209,10 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 		v->served++;
 	workers_take(&g->wk, th, e->vs ? e->vs : g->home);	/* a limit set while it waited */
 	/* the CPU it ran since it was let through, in the VS it was in: only
-	 * an error if that was another VS */
-	cpu = charge_thread_cpu(th);
+	 * an error if that was another VS. The move settled its account
+	 * (gate_bind()), so th->cpu_mark is that CPU time, read just now: no
+	 * second read, and none at all when it stays */
+	cpu = th->cpu_mark;
 	if (th->bound != was && cpu > f->direct_cpu) {
 		uint64_t d = cpu - f->direct_cpu;
 

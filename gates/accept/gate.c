@@ -55,6 +55,10 @@ static struct seccomp_notif *req;
 static struct seccomp_notif_resp *resp;
 static size_t req_size;
 static uint32_t native_arch;
+/* the notification received last, and whether this one was numbered right
+ * after it: then it was pending when poll() looked (thread-exit.c) */
+static uint64_t last_id;
+static int in_turn;
 
 /*
  * The per-accept path, top to bottom: gate_notify() takes one notification;
@@ -89,6 +93,8 @@ gate_notify(struct gate *g)
 			return 0;	/* the caller went away before we read it */
 		return -errno;
 	}
+	in_turn = req->id == last_id + 1;
+	last_id = req->id;
 	if (refuse_wanted(req, native_arch)) {
 		refuse_call(g, req, native_arch);
 		return 0;
@@ -478,15 +484,30 @@ gate_tick(struct gate *g)
 	return soon ? 1 : queued || busy ? 10 : 100;
 }
 
-/* The thread behind a notification, with the threads its lookup forgot
- * already ended above the cache. */
+/*
+ * The thread behind a notification, with the threads its lookup forgot
+ * already ended above the cache. A thread whose end is watched is the one
+ * that called if the notification was pending when poll() looked, since
+ * the threads that ended before it have been forgotten (thread-exit.c);
+ * any other is checked by its pidfd (thread_get()).
+ */
 static struct service_thread *
 thread_of(struct gate *g, pid_t tid, int *is_new)
 {
-	struct service_thread *th = thread_get(tid, is_new);
+	struct service_thread *th = in_turn ? thread_watched(tid) : NULL;
 
+	*is_new = 0;
+	if (!th && (th = thread_get(tid, is_new)) && !th->exit_watch)
+		thread_watch(th);	/* new, or found before by another way */
 	reap(g);
 	return th;
+}
+
+void
+gate_threads_ended(struct gate *g)
+{
+	thread_exits();
+	reap(g);
 }
 
 /* Threads the cache forgot (rebind.c): their pending accept (their

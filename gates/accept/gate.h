@@ -37,6 +37,7 @@
  *                   the counts the decision reads
  *   share.c         CPU usage sampling, decaying window, remaining share, rank
  *   charge.c        a thread's CPU time, charged to the VS it ran in
+ *   thread-exit.c   the threads' ends, watched instead of asked per accept
  *   rebind.c        the thread cache and re-binding (through each VS's
  *                   cgroup handle, lib/cgroup-handle.h, which decides what a
  *                   move takes on this host's cgroup layout)
@@ -251,6 +252,8 @@ struct service_thread {
 	pid_t	 tid;
 	pid_t	 tgid;
 	int	 pidfd;		/* of the thread (PIDFD_THREAD, Linux 6.9+) or of its process */
+	int	 pidfd_thread;	/* it is the thread's */
+	int	 exit_watch;	/* its end is watched (thread-exit.c) */
 	uint64_t start;		/* its start time (/proc stat field 22), for the latter */
 	uint32_t bound;		/* VS the thread sits in (cpu, cpuacct); 0 = unknown */
 	uint32_t cg2;		/* VS of its process's cgroup2 dir; 0 = unknown */
@@ -323,6 +326,16 @@ int bind_thread(struct service_thread *th, struct gate_vs *v);
  * where that membership does not follow bind_thread(). */
 int bind_cgroup2(struct service_thread *th, struct gate_vs *v);
 void thread_sweep(void);
+/* Has the task of this pidfd ended (poll(2), no wait)? */
+int pidfd_exited(int pidfd);
+/* thread-exit.c: the epoll descriptor the shell polls for threads' ends
+ * (made by the first call; nothing is watched until then), watching th's,
+ * the thread of that TID if its end is watched, and forgetting those that
+ * ended (thread_reap() hands them back). */
+int thread_exit_fd(void);
+void thread_watch(struct service_thread *th);
+struct service_thread *thread_watched(pid_t tid);
+void thread_exits(void);
 /* 1 if moving th would also move another known thread of its process that
  * is not waiting in accept (it serves a request): where a move takes the
  * whole process. */
@@ -498,6 +511,9 @@ size_t gate_waiting_listeners(struct gate *g, struct gated_listener **out, size_
 int gate_listener_pollfd(const struct gated_listener *l);
 /* One notification is readable on notify_fd. */
 int gate_notify(struct gate *g);
+/* thread_exit_fd() is readable: forget the threads that ended, before the
+ * next notification (thread-exit.c says why then). */
+void gate_threads_ended(struct gate *g);
 /* A listener with waiters became readable. */
 void gate_listener_ready(struct gate *g, struct gated_listener *l);
 /* Connections were queued outside a drain: serve the waiters, or make an

@@ -43,6 +43,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/charge.c \
 	gates/accept/fp.h \
 	gates/accept/fastpath.c \
+	gates/accept/thread-exit.c \
 	gates/accept/fp-model.c \
 	gates/accept/fp-ring.c \
 	gates/accept/records.c \

@@ -140,8 +140,10 @@ open_pidfd(struct service_thread *th)
 {
 	if (have_pidfd_thread) {
 		th->pidfd = pidfd_open(th->tid, PIDFD_THREAD);
-		if (th->pidfd >= 0)
+		if (th->pidfd >= 0) {
+			th->pidfd_thread = 1;
 			return 0;
+		}
 		if (errno != EINVAL)
 			return -errno;
 		have_pidfd_thread = 0;	/* before Linux 6.9: hold the process */
@@ -150,7 +152,7 @@ open_pidfd(struct service_thread *th)
 	return th->pidfd >= 0 ? 0 : -errno;
 }
 
-static int
+int
 pidfd_exited(int pidfd)
 {
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };

@@ -52,10 +52,11 @@
 
 /* the supervisor's poll set; the listeners with waiters follow. P_QUIET is
  * an epoll fd holding the descriptors that seldom fire (signals, the tick,
- * the status socket, the database mode's ring): poll() costs per
- * descriptor, and it runs per accept */
+ * the status socket, the database mode's ring, the threads' ends): poll()
+ * costs per descriptor, and it runs per accept. P_NOTIFY comes before
+ * P_QUIET: poll() looks at them in that order, which thread-exit.c needs */
 enum { P_NOTIFY, P_QUIET, P_OUTPUT, P_HOLD, P_FIRST };
-enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4, Q_DB = 8 };
+enum { Q_SIGNAL = 1, Q_TIMER = 2, Q_STATUS = 4, Q_DB = 8, Q_EXIT = 16 };
 
 static const int fwd_signals[] = {
 	SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT, SIGALRM,
@@ -400,7 +401,8 @@ loop_setup(struct supervisor *sv)
 	if ((sv->qfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
 	    quiet_add(sv->qfd, sv->sfd, Q_SIGNAL) < 0 || quiet_add(sv->qfd, sv->tfd, Q_TIMER) < 0 ||
 	    (sv->stfd >= 0 && quiet_add(sv->qfd, sv->stfd, Q_STATUS) < 0) ||
-	    (dbthreads_fd() >= 0 && quiet_add(sv->qfd, dbthreads_fd(), Q_DB) < 0))
+	    (dbthreads_fd() >= 0 && quiet_add(sv->qfd, dbthreads_fd(), Q_DB) < 0) ||
+	    (thread_exit_fd() >= 0 && quiet_add(sv->qfd, thread_exit_fd(), Q_EXIT) < 0))
 		fatal("epoll");
 }
 
@@ -667,11 +669,11 @@ on_tick(struct supervisor *sv)
 static unsigned
 quiet_ready(int qfd)
 {
-	struct epoll_event ev[4];
+	struct epoll_event ev[8];	/* more than the quiet set holds */
 	unsigned r = 0;
 	int n, k;
 
-	n = epoll_wait(qfd, ev, 4, 0);
+	n = epoll_wait(qfd, ev, (int)ARRAY_SIZE(ev), 0);
 	for (k = 0; k < n; k++)
 		r |= ev[k].data.u32;
 	return r;
@@ -712,6 +714,10 @@ serve(struct supervisor *sv)
 		}
 		pfd = sv->pfd;
 		quiet = pfd[P_QUIET].revents & POLLIN ? quiet_ready(sv->qfd) : 0;
+		/* threads that ended, before a notification can name their TID
+		 * again: the quiet set is polled after the notification fd */
+		if (quiet & Q_EXIT)
+			gate_threads_ended(&sv->g);
 		/* listeners first: nothing below frees one before the next poll */
 		for (k = 0; k < nl; k++)
 			if (pfd[P_FIRST + k].revents)

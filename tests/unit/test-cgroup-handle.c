@@ -174,6 +174,7 @@ test_hybrid(void)
 	ok(cgh_nfds(&same) == 4 && cgh_nfds(&h) == 0, "the descriptors go to the new handle");
 	cgh_close(&h);
 	cgh_close(&same);
+	cgh_close(&other);
 	ok(fcntl(wfd, F_GETFD) < 0, "closing the handle closes them");
 
 	handle(&co, "cpu=cpu/www1 cpuacct=cpu/www1 unified=u/www1");

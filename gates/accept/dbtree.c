@@ -13,7 +13,8 @@
  *                         a connection of that VS (cgroup.threads)
  *
  * Each child copies its VS's cpu.weight and cpu.max (vsd's own mapping of
- * share and cap), again at every push of the VS table; a child whose VS
+ * share and cap; cpu.max lowered to the VS's db-cpu cap, with its db-burst
+ * as cpu.max.burst, dbcap.c), again at every push of the VS table; a child whose VS
  * is gone sends its threads home and is removed, and so is the tree when
  * the service stops. The cost: the children share the home VS's cpu
  * weight at the level above, and memory stays a domain controller at the
@@ -31,6 +32,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "dbcap.h"
 #include "dbtree.h"
 #include "lib/cgroup.h"
 #include "lib/log.h"
@@ -89,21 +91,38 @@ make_child(const char *name)
 	return fd;
 }
 
-/* cpu.weight and cpu.max as the VS's own cgroup has them. */
+/* cpu.weight and cpu.max as the VS's own cgroup has them, cpu.max lowered
+ * to its db-cpu cap with its burst (dbcap.c). */
 static void
 copy_cpu(int fd, const struct gate_vs *v)
 {
-	static const char *const files[] = { "cpu.weight", "cpu.max" };
+	unsigned long long q = 0, p = 0;
+	struct dbcap_bw bw;
 	char val[64];
-	size_t i;
 
 	if (!v || !v->dir[CG_KIND_UNIFIED])
 		return;
-	for (i = 0; i < 2; i++)
-		if (cg_read(v->dir[CG_KIND_UNIFIED], files[i], val, sizeof(val)) >= 0) {
-			val[strcspn(val, "\n")] = '\0';
-			cg_writeat(fd, files[i], val);
-		}
+	if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.weight", val, sizeof(val)) >= 0) {
+		val[strcspn(val, "\n")] = '\0';
+		cg_writeat(fd, "cpu.weight", val);
+	}
+	/* "max PERIOD" or "QUOTA PERIOD" */
+	if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.max", val, sizeof(val)) >= 0 &&
+	    sscanf(val, "%llu %llu", &q, &p) != 2)
+		sscanf(val, "max %llu", &p);
+	dbcap_bw(v, q, p, &bw);
+	/* burst <= quota at each step, or the kernel refuses the write */
+	cg_writeat(fd, "cpu.max.burst", "0");
+	if (bw.quota)
+		snprintf(val, sizeof(val), "%llu %llu", (unsigned long long)bw.quota,
+		    (unsigned long long)bw.period);
+	else
+		snprintf(val, sizeof(val), "max %llu", (unsigned long long)bw.period);
+	cg_writeat(fd, "cpu.max", val);
+	if (bw.burst) {
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)bw.burst);
+		cg_writeat(fd, "cpu.max.burst", val);
+	}
 }
 
 int

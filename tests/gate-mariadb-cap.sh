@@ -32,7 +32,8 @@ E
 }
 check "a rule file with db-cpu and db-burst applies" quiet rules "" "db-cpu 10%" "db-cpu 40% db-burst 200ms"
 on_exit "vsctl service stop mariadb"
-check "MariaDB runs under the gate" wait_until mdb_up
+# nothing below can pass without it
+if ! check "MariaDB runs under the gate" wait_until mdb_up; then done_testing; fi
 MPID=$(svc mariadb "['pid']")
 V2=; [ "$(cg_layout)" = unified ] && V2=1
 DBDIR=$(vs_cgroup db cpu)

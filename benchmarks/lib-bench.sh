@@ -105,19 +105,25 @@ bench_vs_exec() {
 	exec "$VSCTL" exec "$vs" -- "${pin[@]}" "$@"
 }
 
-# CPU time (us) a VS has used so far, as vsd reports it.
+# CPU time (us) a VS has used so far, as vsd reports it: its own "usage",
+# not the CPU of the services that served it, listed after.
 bench_vs_cpu_us() {
-	"$VSCTL" --json show "$1" | grep -o '"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
+	"$VSCTL" --json show "$1" | grep -o '"usage": {"cpu_usec": [0-9]*' | grep -o '[0-9]*$'
 }
 
 # CPU time (us) used outside every VS: our "outside" cgroup where there is
-# one (hybrid hosts), else the given processes from /proc/PID/stat.
+# one (hybrid hosts), else the given processes'.
 bench_outside_cpu_us() {
-	local pid tck sum=0 t
 	if [ -n "$BENCH_HIERS" ]; then
 		echo $(($(cat "${BENCH_CGDIR[cpuacct]}/outside/cpuacct.usage") / 1000))
 		return
 	fi
+	bench_proc_cpu_us "$@"
+}
+
+# CPU time (us) of processes (all their threads), from /proc/PID/stat.
+bench_proc_cpu_us() {
+	local pid tck sum=0 t
 	tck=$(getconf CLK_TCK)
 	for pid in "$@"; do
 		t=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat" 2>/dev/null) || continue

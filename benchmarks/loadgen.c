@@ -5,8 +5,9 @@
  *
  * Each --site gets N connections; each connection sends its next request as
  * soon as the previous answer is complete (keep-alive; it reconnects when
- * the server closes).  A share of the requests (--ad-pct, default 30) go to
- * the ad path, the rest are picked uniformly from the static paths.  One
+ * the server closes).  A share of the requests (--ad-pct, default 30; a
+ * site's own: --site-ad-pct) go to the ad path, the rest are picked
+ * uniformly from the static paths.  One
  * thread, one epoll set, everything allocated up front: the generator shares
  * a 2-core machine with the servers it measures and must cost them little.
  *
@@ -58,6 +59,7 @@ struct site {
 	struct sockaddr_in addr;
 	int conns;
 	const char *host;		/* its Host header; NULL: --host's */
+	int ad_pct;			/* its --site-ad-pct; -1: --ad-pct's */
 	struct reqtab rt;		/* its requests, with that header */
 	uint64_t requests, errors, ad_requests;
 	struct hist all, ad;
@@ -150,6 +152,7 @@ usage(FILE *f)
 	    "  --duration S       measured seconds (default 10)\n"
 	    "  --warmup S         seconds before measuring (default 2)\n"
 	    "  --ad-pct P         percent of requests to the ad path (default 30)\n"
+	    "  --site-ad-pct SITE=P  site SITE's own percent of ad requests\n"
 	    "  --ad-path PATH     the ad request's path (default /ad)\n"
 	    "  --paths FILE       static paths, one a line (default: /index.html)\n"
 	    "  --host NAME        Host header (default localhost)\n"
@@ -201,24 +204,58 @@ parse_site(const char *arg)
 	}
 	s->addr.sin_port = htons((uint16_t)port);
 	s->conns = (int)conns;
+	s->ad_pct = -1;
 	nsites++;
 	return 0;
 }
 
-/* --site-host SITE=NAME, after SITE's --site. */
-static int
-parse_site_host(const char *arg)
+/* The site named by SITE=VALUE (given with --site before it), and VALUE;
+ * NULL if there is none or VALUE is empty. */
+static struct site *
+site_of(const char *arg, const char **val)
 {
 	const char *eq = strchr(arg, '=');
 
 	for (int i = 0; eq != NULL && i < nsites; i++)
 		if (strlen(sites[i].name) == (size_t)(eq - arg) &&
 		    !strncmp(sites[i].name, arg, (size_t)(eq - arg)) && eq[1] != '\0') {
-			sites[i].host = eq + 1;
-			return 0;
+			*val = eq + 1;
+			return &sites[i];
 		}
-	fprintf(stderr, "loadgen: --site-host %s: want SITE=NAME for a SITE given with --site before it\n", arg);
-	return -EINVAL;
+	return NULL;
+}
+
+/* --site-host SITE=NAME, after SITE's --site. */
+static int
+parse_site_host(const char *arg)
+{
+	const char *val;
+	struct site *s = site_of(arg, &val);
+
+	if (s == NULL) {
+		fprintf(stderr, "loadgen: --site-host %s: want SITE=NAME for a SITE given with --site before it\n", arg);
+		return -EINVAL;
+	}
+	s->host = val;
+	return 0;
+}
+
+/* --site-ad-pct SITE=P, after SITE's --site: SITE's own share of ad
+ * requests (one site's pages can differ from another's). */
+static int
+parse_site_ad_pct(const char *arg)
+{
+	const char *val, *why = "no such site";
+	struct site *s = site_of(arg, &val);
+	uint64_t v;
+
+	if (s == NULL || parse_u64(val, 0, 100, &v, &why)) {
+		fprintf(stderr, "loadgen: --site-ad-pct %s: %s (want SITE=0..100 for a SITE given with --site before it)\n",
+		    arg, why);
+		return -EINVAL;
+	}
+	s->ad_pct = (int)v;
+	return 0;
 }
 
 static int
@@ -330,7 +367,8 @@ conn_next(struct conn *c, int64_t now)
 	const struct reqtab *rt = &c->site->rt;
 	int slot;
 
-	c->is_ad = rt->nstatic == 0 || rnd() % 100 < ad_pct;
+	c->is_ad = rt->nstatic == 0 ||
+	    rnd() % 100 < (c->site->ad_pct >= 0 ? (unsigned)c->site->ad_pct : ad_pct);
 	slot = c->is_ad ? 0 : 1 + (int)(rnd() % (uint64_t)rt->nstatic);
 	c->req = rt->buf[slot];
 	c->req_len = rt->len[slot];
@@ -673,7 +711,8 @@ main(int argc, char **argv)
 		}
 		if (val == NULL || (strcmp(o, "--site") && strcmp(o, "--duration") &&
 		    strcmp(o, "--warmup") && strcmp(o, "--ad-pct") && strcmp(o, "--paths") &&
-		    strcmp(o, "--ad-path") && strcmp(o, "--host") && strcmp(o, "--site-host"))) {
+		    strcmp(o, "--ad-path") && strcmp(o, "--host") && strcmp(o, "--site-host") &&
+		    strcmp(o, "--site-ad-pct"))) {
 			fprintf(stderr, val ? "loadgen: unknown option %s\n" :
 			    "loadgen: %s needs a value (or is unknown)\n", o);
 			usage(stderr);
@@ -691,6 +730,9 @@ main(int argc, char **argv)
 			host = val;
 		} else if (!strcmp(o, "--site-host")) {
 			if (parse_site_host(val) < 0)
+				return 2;
+		} else if (!strcmp(o, "--site-ad-pct")) {
+			if (parse_site_ad_pct(val) < 0)
 				return 2;
 		} else {
 			uint64_t max = !strcmp(o, "--ad-pct") ? 100 : 86400;

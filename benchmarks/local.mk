@@ -32,6 +32,9 @@
 #                        the kernel's floor, is cgroup-floor.c
 #   db-mode              what the database mode (protocol mysql) costs per
 #                        query and per connection that moves a thread
+#   wordpress            two WordPress-like sites (PHP-FPM, MariaDB) in five
+#                        modes, from nothing gated to one pool and one
+#                        MariaDB per site
 #   fork-latency         how long a new process runs in its parent's VS
 #                        before a fork rule moves it
 #   top-cost             vsd's CPU per `vsctl top` refresh at 100 and 1,000 VSs
@@ -82,10 +85,10 @@ dist_noinst_SCRIPTS += benchmarks/insulation benchmarks/vhosts benchmarks/cpusha
 	benchmarks/scale benchmarks/accept-cost benchmarks/rules-scale benchmarks/rules-provider \
 	benchmarks/fork-latency benchmarks/rules-fuzz benchmarks/fcgi-fuzz benchmarks/hosting \
 	benchmarks/accept-attrs-cost benchmarks/top-cost benchmarks/rebind-favordynmods \
-	benchmarks/rebind-saturated benchmarks/db-mode
-dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
+	benchmarks/rebind-saturated benchmarks/db-mode benchmarks/wordpress
+dist_noinst_DATA += benchmarks/lib-bench.sh benchmarks/lib-hosting.sh benchmarks/lib-remote.sh benchmarks/lib-vsd.sh benchmarks/site.conf.in benchmarks/RESULTS.md \
 	benchmarks/hosting-front.conf.in benchmarks/hosting-fpm.conf.in benchmarks/hosting-ad.php.in \
-	benchmarks/hosting-nginx.conf.in
+	benchmarks/hosting-nginx.conf.in benchmarks/wordpress-page.php.in
 # The results: one page per benchmark, its CSV and plot (benchmarks/RESULTS.md
 # is their index). `make bench-report` regenerates the pages' tables from
 # their CSVs (benchmarks/bench-report).
@@ -97,15 +100,15 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/rules-attrs.md benchmarks/results/rules-fuzz.md benchmarks/results/rules-provider.md \
 	benchmarks/results/rules-scale.md benchmarks/results/scale.md benchmarks/results/socket-gate-cost.md \
 	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
-	benchmarks/results/vhosts.md benchmarks/results/db-mode.md
+	benchmarks/results/vhosts.md benchmarks/results/db-mode.md benchmarks/results/wordpress.md
 dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
-	benchmarks/results/hosting.png benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
-	benchmarks/results/insulation.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
+	benchmarks/results/hosting.png benchmarks/results/hosting-b60.csv benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
+	benchmarks/results/insulation.csv benchmarks/results/insulation-b60.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
-	benchmarks/results/db-mode.csv
+	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 bench-report:

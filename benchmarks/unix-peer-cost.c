@@ -122,7 +122,7 @@ main(int argc, char **argv)
 	int reps = 7, n = 2000, o, r, tfd, ufd;
 	double *lk, *lkall, res[M_MAX][64];
 	size_t nall = 0;
-	char dir[4200], tmpd[] = "/tmp/unix-peer-cost.XXXXXX";
+	char dir[4200], tok[4220], tmpd[] = "/tmp/unix-peer-cost.XXXXXX";
 	FILE *f;
 
 	while ((o = getopt(argc, argv, "r:n:o:")) != -1) {
@@ -142,7 +142,9 @@ main(int argc, char **argv)
 		return 1;
 	if (own_cg2(dir, sizeof(dir)) < 0)
 		return fprintf(stderr, "unix-peer-cost: no cgroup2 membership\n"), 1;
-	v.dir[CG_KIND_UNIFIED] = dir;
+	snprintf(tok, sizeof(tok), "unified=%s", dir);
+	if (cgh_add(&v.cg, tok) != 1)
+		return fprintf(stderr, "unix-peer-cost: out of memory\n"), 1;
 	t.v = &v;
 	t.n = 1;
 	if ((tfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||

@@ -240,7 +240,8 @@ int cg_vs_bpf_path(const struct cg_ctx *cg, const struct vs *vs, char *buf, size
 int cg_root_path(const struct cg_ctx *cg, unsigned role, char *buf, size_t len);
 
 /*
- * The hot path (cgroup-fast.c), for the accept gate: each call goes through a
+ * The hot path (cgroup-fast.c), for the accept gate (which reaches it through
+ * its per-VS handle, cgroup-handle.h): each call goes through a
  * descriptor the caller keeps (*fd, -1 at first; closed again on errors).
  */
 /* The hierarchies a VS table names a VS's directories by, and their keys. */

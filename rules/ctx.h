@@ -232,6 +232,9 @@ void write_workers(const struct rules_vs *x, struct buf *b);
 void write_db(const struct rules_vs *x, struct buf *b);
 /* prefix.c: "ADDR[/LEN]" -> p, 0 or -1 with *why */
 int parse_prefix(const char *s, struct rules_prefix *p, const char **why);
+/* write.c: a service line's keys between "home VS" and "command", each
+ * followed by a space; those left at their defaults are not written */
+void write_service_opts(const struct rules *rs, struct buf *b, const struct rules_service *s);
 /* write.c: one remote line, without the newline */
 void write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x);
 

@@ -173,16 +173,7 @@ rules_dump(const struct rules *rs, struct buf *b)
 
 		buf_printf(b, "service %s home %s gate %s ", s->name, rs->vs[s->home].name,
 			   rules_gate_name(s->gate));
-		if (s->user)
-			buf_printf(b, "user %s ", s->user);
-		if (s->group)
-			buf_printf(b, "group %s ", s->group);
-		if (s->proto != RULES_PROTO_FASTCGI)
-			buf_printf(b, "protocol %s ", rules_proto_name(s->proto));
-		if (s->attrs_timeout_ms)
-			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
-		if (s->unclassified >= 0)
-			buf_printf(b, "unclassified %s ", rs->vs[s->unclassified].name);
+		write_service_opts(rs, b, s);
 		buf_printf(b, "command ");
 		buf_json_str(b, s->command);
 		buf_printf(b, "\n");

@@ -66,6 +66,21 @@ write_db(const struct rules_vs *x, struct buf *b)
 }
 
 void
+write_service_opts(const struct rules *rs, struct buf *b, const struct rules_service *s)
+{
+	if (s->user)
+		buf_printf(b, "user %s ", s->user);
+	if (s->group)
+		buf_printf(b, "group %s ", s->group);
+	if (s->proto != RULES_PROTO_FASTCGI)
+		buf_printf(b, "protocol %s ", rules_proto_name(s->proto));
+	if (s->attrs_timeout_ms)
+		buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
+	if (s->unclassified >= 0)
+		buf_printf(b, "unclassified %s ", rs->vs[s->unclassified].name);
+}
+
+void
 write_remote(const struct rules *rs, struct buf *b, const struct rules_remote *x)
 {
 	size_t i;
@@ -123,16 +138,7 @@ rules_write(const struct rules *rs, struct buf *b)
 		const struct rules_service *s = &rs->services[i];
 
 		buf_printf(b, "service %s home %s ", s->name, rs->vs[s->home].name);
-		if (s->user)
-			buf_printf(b, "user %s ", s->user);
-		if (s->group)
-			buf_printf(b, "group %s ", s->group);
-		if (s->proto != RULES_PROTO_FASTCGI)
-			buf_printf(b, "protocol %s ", rules_proto_name(s->proto));
-		if (s->attrs_timeout_ms)
-			buf_printf(b, "attrs-timeout %ums ", s->attrs_timeout_ms);
-		if (s->unclassified >= 0)
-			buf_printf(b, "unclassified %s ", rs->vs[s->unclassified].name);
+		write_service_opts(rs, b, s);
 		buf_printf(b, "command ");
 		write_string(b, s->command);
 		buf_printf(b, "\n");

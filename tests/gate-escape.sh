@@ -33,7 +33,6 @@ vsd_start || { fail "vsd starts"; done_testing; }
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null &&
 	vsctl create www2 --cpu 40% >/dev/null || { fail "create the VSs"; done_testing; }
 
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
 RUN=
 # start NAME CMD: the service under the gate, default options, as nobody;
 # CMD is its tenant's program, run with sh -c and the listener as fd 3

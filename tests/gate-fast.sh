@@ -24,10 +24,6 @@ on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT'"
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null &&
 	vsctl create www2 --cpu 40% >/dev/null || { fail "create the VSs"; done_testing; }
 
-# count FILE VS: requests that began in VS (the server reads its cgroup as
-# soon as it has the request line)
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
-fast() { svc "$1" "['fast']['$2']"; }
 stat() { svc "$1" "['$2']"; }
 # unhanded NAME VS PORT N FILE: N requests from VS to PORT (answers in FILE);
 # prints how many of NAME's accepts meanwhile needed no hand-over

@@ -33,7 +33,6 @@ service decl home base command "$SERVER -p $PORT2"
 EOR
 done
 # count FILE VS: the answers in FILE served in VS
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
 pulls() { svc echo "['vsd']['pulls']"; }
 pushes() { svc echo "['vsd']['pushes']"; }
 # the requests the gate counts as begun where a thread waiting in the kernel

@@ -24,10 +24,6 @@ on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT'"
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null &&
 	vsctl create www2 --cpu 40% >/dev/null || { fail "create the VSs"; done_testing; }
 
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
-fast() { svc "$1" "['fast']['$2']"; }
-served() { svc "$1" "['vs']" | json "sum(v['served'] for v in d if v['name'] == '$2')"; }
-fds() { ls "/proc/$1/fd" | wc -l; }
 
 for mode in "" exact off; do
 	n=reset${mode:-default}

@@ -32,7 +32,6 @@ s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); s.sendall(b"refresh\n
 while s.recv(4096): pass' "$VSD_TMP/gates/echo.sock"
 }
 # count FILE VS: the answers in FILE served in VS
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
 
 vsd_start || { fail "vsd starts"; done_testing; }
 on_exit "pkill -KILL -f -- '[g]ate-server -p $PORT'"

@@ -23,9 +23,6 @@ vsd_start || { fail "vsd starts"; done_testing; }
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null ||
 	{ fail "create the VSs"; done_testing; }
 
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
-served() { svc "$1" "['vs']" | json "sum(v['served'] for v in d if v['name'] == '$2')"; }
-fds() { ls "/proc/$1/fd" | wc -l; }
 
 cat > "$R/relisten.py" <<'PY'
 # relisten.py PORT same|other: one thread accepts, answering

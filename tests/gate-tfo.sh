@@ -52,8 +52,6 @@ passive() { inNS python3 -c 'l = [x.split() for x in open("/proc/net/netstat") i
 print(l[1][l[0].index("TCPFastOpenPassive")])'; }
 # count FILE VS: answers from a thread in VS's cgroup to this request
 count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 .*req=id" "$1"; }
-fast() { svc "$1" "['fast']['$2']"; }
-served() { svc "$1" "['vs']" | json "sum(v['served'] for v in d if v['name'] == '$2')"; }
 
 for mode in "" exact; do
 	n=tfo${mode:-default}

@@ -7,6 +7,7 @@
 # run, and be charged, where the mode says, and nothing is left behind. The
 # ratios are NOT checked: timings at this length are noise.
 . "${top_srcdir:-$(cd "$(dirname "$0")/.." && pwd)}/tests/lib.sh"
+. "$top_srcdir/tests/bench-tiny-lib.sh"
 export top_srcdir top_builddir
 need_root
 [ -x "$top_builddir/benchmarks/loadgen" ] || { echo "Bail out! benchmarks/loadgen is not built"; exit 1; }
@@ -80,9 +81,5 @@ for front in apache nginx; do
 	    'sed -n "/^Front end: $front\$/,/^CSV: /p" "$tmp/h.log" | grep -Eq "A\(gated\) / A\(per-site\).* [0-9]+\.[0-9]+ "'
 done
 
-read -r cg run < <(sed -n 's/.*cgroups: \([^;]*\); scratch: \(.*\)/\1 \2/p' "$tmp/h.log")
-check "no cgroups left behind" eval '[ -n "$cg" ] && ! VSH_ROOT=$cg vsh_dirs | grep -q . &&
-    ! grep -q "is left behind" "$tmp/h.log"'
-check "no Apache, nginx, PHP-FPM or scratch directory left behind" eval \
-    '[ -n "$run" ] && [ ! -e "$run" ] && ! pgrep -f "$run" >/dev/null'
+bench_left_nothing "$tmp/h.log" "Apache, nginx, PHP-FPM"
 done_testing

@@ -193,6 +193,15 @@ need_gate_server() {
 svc() {
 	vsctl services --json | json "[s for s in d if s['name'] == '$1'][0]$2" 2>/dev/null
 }
+# count FILE VS: the answers in FILE (gate-client -v) to requests that
+# began in VS (the server reads its cgroup as soon as it has the request line)
+count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
+# fast NAME KEY: a field of service NAME's fast-path status
+fast() { svc "$1" "['fast']['$2']"; }
+# served NAME VS: the connections service NAME served for VS, by its status
+served() { svc "$1" "['vs']" | json "sum(v['served'] for v in d if v['name'] == '$2')"; }
+# fds PID: how many descriptors PID holds
+fds() { ls "/proc/$1/fd" | wc -l; }
 running() { [ "$(svc "$1" "['state']")" = running ] && [ "$(svc "$1" "['pid']")" -gt 0 ]; }
 # logs NAME: where a service's output and its supervisor's messages go:
 # vsd's log, or under systemd the journal of its unit (vsd/services.c)

@@ -6,7 +6,8 @@
 
 # --- Unit tests: no root needed.
 UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
-	tests/unit/test-cgroup-v2 tests/unit/test-rules tests/unit/test-tos \
+	tests/unit/test-cgroup-v2 tests/unit/test-cgroup-handle tests/unit/test-rules \
+	tests/unit/test-tos \
 	tests/unit/test-conntab tests/unit/test-gate-queue tests/unit/test-gate-share \
 	tests/unit/test-gate-workers \
 	tests/unit/test-gate-vs-table tests/unit/test-rules-write \
@@ -21,6 +22,8 @@ tests_unit_test_proto_LDADD = lib/libvsd.a
 # The JSON string writer: valid UTF-8 whatever it is given (lib/buf.c).
 tests_unit_test_buf_LDADD = lib/libvsd.a
 tests_unit_test_cgroup_v2_LDADD = lib/libvsd.a
+# The accept gate's cgroup handle, on a fake tree, as on hybrid and pure v2.
+tests_unit_test_cgroup_handle_LDADD = lib/libvsd.a
 tests_unit_test_rules_LDADD = rules/librules.a lib/libvsd.a
 tests_unit_test_rules_write_LDADD = rules/librules.a lib/libvsd.a
 # vsctl import's name expressions, read back by the rule library.
@@ -255,7 +258,7 @@ dist_noinst_SCRIPTS += tests/fcgi-fuzz.sh tests/fcgi-seeds.py
 # and nginx in front of PHP-FPM (tests/fcgi-lib.sh: the pool and its script).
 TESTS += tests/classify-hostile.sh
 dist_noinst_SCRIPTS += tests/classify-hostile.sh
-EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh
+EXTRA_DIST += tests/fcgi-lib.sh tests/fuzz-lib.sh tests/mariadb-lib.sh tests/bench-tiny-lib.sh
 if HAVE_FUZZER
 tests/rules-fuzz.log: rules/fuzz-rules$(EXEEXT)
 tests/fcgi-fuzz.log: gates/accept/fuzz-fcgi$(EXEEXT)
@@ -263,12 +266,12 @@ endif
 
 # --- A few seconds of the insulation and virtual-host benchmarks end to end
 # (benchmarks/insulation, benchmarks/vhosts): real Apache, FastCGI, cgroups.
-TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+TESTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 # Remote gating: hosts as network namespaces (tests/remote-lib.sh)
 TESTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 dist_noinst_SCRIPTS += tests/remote-gate.sh tests/remote-haproxy.sh tests/insulation-remote-tiny.sh tests/remote-spoof.sh
 EXTRA_DIST += tests/remote-lib.sh
-dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh
+dist_noinst_SCRIPTS += tests/insulation-tiny.sh tests/hosting-tiny.sh tests/wordpress-tiny.sh
 
 # The release tarball and the Debian package: complete, and as lintian wants.
 TESTS += tests/dist-complete.sh tests/package-lint.sh
@@ -294,3 +297,6 @@ dist_noinst_SCRIPTS += tests/lint-man.sh
 # The accept gate's files call downwards only, none over 800 lines (no root).
 TESTS += tests/lint-gate-calls.sh
 dist_noinst_SCRIPTS += tests/lint-gate-calls.sh
+# No file of the accept gate names a cgroup layout: lib/cgroup-handle.h does.
+TESTS += tests/lint-gate-layout.sh
+dist_noinst_SCRIPTS += tests/lint-gate-layout.sh

@@ -10,18 +10,16 @@
  * Where the threads run while capped:
  * - pure cgroup v2: in the VS's threaded child under the service's cgroup
  *   (dbtree.c), whose cpu.max and cpu.max.burst are set from dbcap_bw().
- * - hybrid hosts: uncapped VSs' queries run in the VS's own v1 cgroup, as
- *   rebind.c moves threads. A capped VS's run in a child of the service's
- *   own v1 cpu cgroup, made on first use:
+ * - hybrid hosts: uncapped VSs' queries run in the VS's own cgroups, as
+ *   rebind.c moves threads. A capped VS's run in a capped child under the
+ *   service's home VS, made on first use (lib/cgroup-capped.c):
  *
- *     <home VS>/db.<service>/<VS>   cpu.shares as the VS's, quota as below
+ *     <home VS>/db.<service>/<VS>   the VS's weight, bandwidth as below
  *
  *   so the VS's other work is not held by the database's cap, and the
  *   children together never get more than the service's cgroup: CFS
- *   bandwidth is hierarchical, and a v1 child's quota may not exceed its
- *   parent's rate (the kernel refuses it), so it is lowered to that. In
- *   cpuacct (a hierarchy of its own here) the thread moves to the VS's own
- *   cgroup as before, so the VS's usage still shows its queries.
+ *   bandwidth is hierarchical, and a child's quota is lowered to its
+ *   parent's rate. The VS's usage still shows its queries.
  *
  * The period is the kernel's default, 100 ms, or 1 s with a burst: the
  * kernel takes a burst of at most one period's quota, so the longer period
@@ -41,7 +39,7 @@
 
 #include "gate.h"
 #include "dbcap.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup-handle.h"
 #include "lib/log.h"
 
 #define DBCAP_MAX	256
@@ -49,7 +47,7 @@
 #define PERIOD_BURST_US	1000000ull	/* the kernel's longest period */
 
 void
-dbcap_bw(const struct gate_vs *v, uint64_t vq, uint64_t vp, struct dbcap_bw *bw)
+dbcap_bw(const struct gate_vs *v, uint64_t vq, uint64_t vp, struct cg_bw *bw)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	uint64_t q;
@@ -88,60 +86,16 @@ static uint32_t root_home;
 static char rootname[VS_NAME_MAX + 8];
 static struct kid kids[DBCAP_MAX];
 
-/* a v1 cgroup's cap: quota and period, quota 0 for none */
-static void
-read_cap(int dfd, const char *dir, uint64_t *q, uint64_t *p)
-{
-	char a[32] = "-1", b[32] = "100000";
-
-	if (dfd >= 0) {
-		cg_readat(dfd, "cpu.cfs_quota_us", a, sizeof(a));
-		cg_readat(dfd, "cpu.cfs_period_us", b, sizeof(b));
-	} else if (dir) {
-		cg_read(dir, "cpu.cfs_quota_us", a, sizeof(a));
-		cg_read(dir, "cpu.cfs_period_us", b, sizeof(b));
-	}
-	*q = a[0] == '-' ? 0 : strtoull(a, NULL, 10);
-	*p = strtoull(b, NULL, 10);
-}
-
-static void
-write_u64(int dfd, const char *file, uint64_t v)
-{
-	char s[32];
-
-	snprintf(s, sizeof(s), "%" PRIu64, v);
-	cg_writeat(dfd, file, s);
-}
-
-/* shares as the VS's; its bandwidth, within the service's rate */
+/* the VS's weight; its bandwidth, within the service's rate */
 static void
 limits(struct kid *k, const struct gate_vs *v)
 {
-	struct dbcap_bw bw;
-	uint64_t vq, vp, hq, hp;
-	char s[32];
+	struct cg_bw bw;
+	uint64_t vq, vp;
 
-	if (v->dir[CG_KIND_CPU] && cg_read(v->dir[CG_KIND_CPU], "cpu.shares", s, sizeof(s)) >= 0) {
-		s[strcspn(s, "\n")] = '\0';
-		cg_writeat(k->dfd, "cpu.shares", s);
-	}
-	read_cap(-1, v->dir[CG_KIND_CPU], &vq, &vp);
+	cgh_cpu_cap(&v->cg, &vq, &vp);
 	dbcap_bw(v, vq, vp, &bw);
-	read_cap(parentfd, NULL, &hq, &hp);
-	if (bw.quota && hq && hp && bw.quota * hp > hq * bw.period) {
-		bw.quota = hq * bw.period / hp;
-		bw.burst = bw.burst < bw.quota ? bw.burst : bw.quota;
-	}
-	/* in an order the kernel takes at each step: burst <= quota */
-	cg_writeat(k->dfd, "cpu.cfs_burst_us", "0");
-	cg_writeat(k->dfd, "cpu.cfs_quota_us", "-1");
-	write_u64(k->dfd, "cpu.cfs_period_us", bw.period);
-	if (bw.quota) {
-		write_u64(k->dfd, "cpu.cfs_quota_us", bw.quota);
-		/* absent before Linux 5.14: the cap holds, without a burst */
-		write_u64(k->dfd, "cpu.cfs_burst_us", bw.burst);
-	}
+	cg_capped_limits(k->dfd, parentfd, &v->cg, &bw);
 }
 
 static int
@@ -152,22 +106,14 @@ open_root(const struct gate_vs *home, const char *svc)
 	if (rootfd >= 0 && root_home == home->id)
 		return 0;
 	dbcap_stop();
-	if (!home->dir[CG_KIND_CPU])
-		return -ENOENT;
-	if ((parentfd = open(home->dir[CG_KIND_CPU], O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0)
-		return -errno;
 	snprintf(rootname, sizeof(rootname), "db.%s", svc ? svc : "service");
-	if ((mkdirat(parentfd, rootname, 0755) < 0 && errno != EEXIST) ||
-	    (rootfd = openat(parentfd, rootname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0) {
-		r = -errno;
-		log_warnx("database mode: cgroup %s/%s: %s", home->dir[CG_KIND_CPU], rootname,
-			  strerror(-r));
-		close(parentfd);
-		parentfd = -1;
+	if ((r = cg_capped_root(&home->cg, rootname, &parentfd)) < 0) {
+		if (r != -ENOENT)	/* ENOENT: home has no cgroup of that kind */
+			log_warnx("database mode: cgroup of %s, %s: %s", home->name, rootname,
+				  strerror(-r));
 		return r;
 	}
+	rootfd = r;
 	root_home = home->id;
 	return 0;
 }
@@ -185,10 +131,10 @@ kid_of(const struct gate_vs *v, int make)
 	}
 	if (!make || !free_slot)
 		return NULL;
-	if ((mkdirat(rootfd, v->name, 0755) < 0 && errno != EEXIST) ||
-	    (free_slot->dfd = openat(rootfd, v->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC)) < 0) {
-		log_warnx("database mode: cgroup %s/%s: %s", rootname, v->name, strerror(errno));
+	if ((free_slot->dfd = cg_capped_child(rootfd, v->name)) < 0) {
+		log_warnx("database mode: cgroup %s/%s: %s", rootname, v->name,
+			  strerror(-free_slot->dfd));
+		free_slot->dfd = 0;
 		return NULL;
 	}
 	free_slot->vs_id = v->id;
@@ -198,11 +144,10 @@ kid_of(const struct gate_vs *v, int make)
 }
 
 int
-dbcap_move(struct service_thread *th, struct gate_vs *v, const struct gate_vs *home,
+dbcap_move(struct service_thread *th, struct gate_vs *v, struct gate_vs *home,
 	   const char *svc)
 {
 	struct kid *k;
-	char tid[16];
 	int r;
 
 	if (th->bound == v->id)
@@ -211,37 +156,29 @@ dbcap_move(struct service_thread *th, struct gate_vs *v, const struct gate_vs *h
 		return home ? r : -ENOENT;
 	if (!(k = kid_of(v, 1)))
 		return -ENOENT;
-	snprintf(tid, sizeof(tid), "%d", (int)th->tid);
-	if ((r = cg_writeat(k->dfd, "tasks", tid)) < 0)
+	if ((r = cg_capped_move(k->dfd, &v->cg, th->tid)) < 0)
 		return r;
-	/* cpu and cpuacct are often co-mounted: then the child is the move */
-	if (v->dir[CG_KIND_CPUACCT] && (!v->dir[CG_KIND_CPU] ||
-	    strcmp(v->dir[CG_KIND_CPU], v->dir[CG_KIND_CPUACCT]) != 0))
-		cg_write(v->dir[CG_KIND_CPUACCT], "tasks", tid);
 	th->bound = v->id;
 	return 1;
 }
 
 /* Every thread of k out (to v's own cgroup, or home's if v is gone), and k removed. */
 static void
-drop_kid(struct kid *k, struct gate_vs *v, const struct gate_vs *home,
+drop_kid(struct kid *k, struct gate_vs *v, struct gate_vs *home,
 	 void (*gone)(pid_t tid, void *arg), void *arg)
 {
 	char buf[8192], *p, *end;
 	struct service_thread *th;
 	long tid;
 
-	if (cg_readat(k->dfd, "tasks", buf, sizeof(buf)) >= 0)
+	if (cg_capped_tids(k->dfd, buf, sizeof(buf)) >= 0)
 		for (p = buf; (tid = strtol(p, &end, 10)) > 0 && end != p; p = end) {
 			th = thread_find((pid_t)tid);
 			if (v && th) {
 				th->bound = 0;
 				bind_thread(th, v);
-			} else if (home && home->dir[CG_KIND_CPU]) {
-				char s[24];
-
-				snprintf(s, sizeof(s), "%ld", tid);
-				cg_write(home->dir[CG_KIND_CPU], "tasks", s);
+			} else if (home) {
+				cgh_move(&home->cg, (pid_t)tid, th ? th->tgid : 0);
 				if (gone)
 					gone((pid_t)tid, arg);
 			}
@@ -255,7 +192,7 @@ drop_kid(struct kid *k, struct gate_vs *v, const struct gate_vs *home,
 
 struct place_ctx {
 	struct gate_vs *v;
-	const struct gate_vs *home;
+	struct gate_vs *home;
 	const char *svc;
 	pid_t	 tgid;
 };
@@ -273,7 +210,7 @@ place_one(struct service_thread *th, void *arg)
 }
 
 void
-dbcap_sync(struct vs_table *t, const struct gate_vs *home, pid_t tgid, const char *svc,
+dbcap_sync(struct vs_table *t, struct gate_vs *home, pid_t tgid, const char *svc,
 	   void (*gone)(pid_t tid, void *arg), void *arg)
 {
 	struct place_ctx x = { .home = home, .svc = svc, .tgid = tgid };

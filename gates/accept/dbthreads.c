@@ -194,7 +194,7 @@ dbthreads_sync(struct gate *g)
 	if (!gate_db_mode(g) && !skel)
 		return;
 	caps(g);
-	if (g->tab.pure_v2)
+	if (cgh_moves_process())
 		dbtree_sync(&g->tab, g->home, sent_home, g);
 	else if (gate_db_mode(g) && run_tgid)
 		dbcap_sync(&g->tab, vs_table_find(&g->tab, g->home), run_tgid, g->svc_name,
@@ -219,9 +219,9 @@ void
 dbthreads_run(struct gate *g, pid_t tgid)
 {
 	run_tgid = tgid;
-	if (!tgid && !g->tab.pure_v2)
+	if (!tgid && !cgh_moves_process())
 		dbcap_stop();
-	if (g->tab.pure_v2 && gate_db_mode(g)) {
+	if (cgh_moves_process() && gate_db_mode(g)) {
 		if (tgid)
 			dbtree_start(tgid, vs_table_find(&g->tab, g->home));
 		else
@@ -241,7 +241,7 @@ dbthreads_fd(void)
 static int
 move(struct gate *g, struct service_thread *th, struct gate_vs *v)
 {
-	if (g->tab.pure_v2)
+	if (cgh_moves_process())
 		return dbtree_move(th, v, g->home);
 	if (v->db_cap_bp)	/* its child under the service's cgroup (dbcap.c) */
 		return dbcap_move(th, v, vs_table_find(&g->tab, g->home), g->svc_name);
@@ -321,7 +321,7 @@ dbthreads_status(const struct gate *g, struct buf *b)
 {
 	buf_printf(b, ", \"database\": {\"on\": %s, \"events\": %llu, \"moved\": %llu, "
 	    "\"failed\": %llu, \"home_for_gone_vs\": %llu, \"lost\": %llu}",
-	    gate_db_mode(g) && skel && (!g->tab.pure_v2 || dbtree_on()) ? "true" : "false", (unsigned long long)nevents,
+	    gate_db_mode(g) && skel && (!cgh_moves_process() || dbtree_on()) ? "true" : "false", (unsigned long long)nevents,
 	    (unsigned long long)nmoved, (unsigned long long)nfailed, (unsigned long long)nhome,
 	    (unsigned long long)(skel && skel->bss ? skel->bss->dbt_lost : 0));
 }

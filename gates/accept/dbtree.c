@@ -19,7 +19,9 @@
  * the service stops. The cost: the children share the home VS's cpu
  * weight at the level above, and memory stays a domain controller at the
  * root, so a VS's queries are scheduled and counted in its child but their
- * memory stays with the service.
+ * memory stays with the service. When the tree is used is the cgroup
+ * handle's to say (cgh_moves_process()); its files are written by
+ * lib/cgroup-threaded.c.
  */
 #include "config.h"
 
@@ -34,7 +36,7 @@
 #include "gate.h"
 #include "dbcap.h"
 #include "dbtree.h"
-#include "lib/cgroup.h"
+#include "lib/cgroup-handle.h"
 #include "lib/log.h"
 
 #define DBTREE_HOME	"home"
@@ -50,45 +52,11 @@ static int rootfd = -1;
 static int homefd = -1;
 static struct child kids[DBTREE_MAX];
 
-/* The cgroup2 directory the process sits in, opened. */
-static int
-open_cgroup_of(pid_t tgid)
-{
-	char path[64], line[4096 + 8], dir[4096 + 32];
-	FILE *f;
-	int fd = -ENOENT;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)tgid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (strncmp(line, "0::", 3) == 0) {
-			line[strcspn(line, "\n")] = '\0';
-			snprintf(dir, sizeof(dir), "/sys/fs/cgroup%s", line + 3);
-			fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd < 0)
-				fd = -errno;
-			break;
-		}
-	fclose(f);
-	return fd;
-}
-
 /* A threaded child NAME of the root, made if missing. */
 static int
 make_child(const char *name)
 {
-	int fd, r;
-
-	if (mkdirat(rootfd, name, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	if ((fd = openat(rootfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-		return -errno;
-	if ((r = cg_writeat(fd, "cgroup.type", "threaded")) < 0) {
-		close(fd);
-		return r;
-	}
-	return fd;
+	return cg_threaded_child(rootfd, name);
 }
 
 /* cpu.weight and cpu.max as the VS's own cgroup has them, cpu.max lowered
@@ -96,44 +64,24 @@ make_child(const char *name)
 static void
 copy_cpu(int fd, const struct gate_vs *v)
 {
-	unsigned long long q = 0, p = 0;
-	struct dbcap_bw bw;
-	char val[64];
+	struct cg_bw bw;
+	uint64_t q, p;
 
-	if (!v || !v->dir[CG_KIND_UNIFIED])
+	if (!v)
 		return;
-	if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.weight", val, sizeof(val)) >= 0) {
-		val[strcspn(val, "\n")] = '\0';
-		cg_writeat(fd, "cpu.weight", val);
-	}
-	/* "max PERIOD" or "QUOTA PERIOD" */
-	if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.max", val, sizeof(val)) >= 0 &&
-	    sscanf(val, "%llu %llu", &q, &p) != 2)
-		sscanf(val, "max %llu", &p);
+	cgh_cpu_cap(&v->cg, &q, &p);
 	dbcap_bw(v, q, p, &bw);
-	/* burst <= quota at each step, or the kernel refuses the write */
-	cg_writeat(fd, "cpu.max.burst", "0");
-	if (bw.quota)
-		snprintf(val, sizeof(val), "%llu %llu", (unsigned long long)bw.quota,
-		    (unsigned long long)bw.period);
-	else
-		snprintf(val, sizeof(val), "max %llu", (unsigned long long)bw.period);
-	cg_writeat(fd, "cpu.max", val);
-	if (bw.burst) {
-		snprintf(val, sizeof(val), "%llu", (unsigned long long)bw.burst);
-		cg_writeat(fd, "cpu.max.burst", val);
-	}
+	cg_threaded_copy_cpu(fd, &v->cg, &bw);
 }
 
 int
 dbtree_start(pid_t tgid, const struct gate_vs *home)
 {
-	char pid[16];
 	int r;
 
 	if (rootfd >= 0)
 		dbtree_stop();
-	if ((rootfd = open_cgroup_of(tgid)) < 0) {
+	if ((rootfd = cg_threaded_root(tgid)) < 0) {
 		r = rootfd;
 		goto fail;
 	}
@@ -141,12 +89,10 @@ dbtree_start(pid_t tgid, const struct gate_vs *home)
 		r = homefd;
 		goto fail;
 	}
-	/* a threaded controller, allowed beside the processes of a thread root */
-	if ((r = cg_writeat(rootfd, "cgroup.subtree_control", "+cpu")) < 0)
+	if ((r = cg_threaded_cpu(rootfd, 1)) < 0)
 		goto fail;
 	copy_cpu(homefd, home);
-	snprintf(pid, sizeof(pid), "%d", (int)tgid);
-	if ((r = cg_writeat(homefd, "cgroup.procs", pid)) < 0)
+	if ((r = cg_threaded_join(homefd, tgid)) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -185,10 +131,7 @@ child_of(const struct gate_vs *v, int make)
 static int
 write_tid(int dfd, pid_t tid)
 {
-	char s[16];
-
-	snprintf(s, sizeof(s), "%d", (int)tid);
-	return cg_writeat(dfd, "cgroup.threads", s);
+	return cg_threaded_move(dfd, tid);
 }
 
 int
@@ -216,7 +159,7 @@ drop_child(struct child *c, void (*gone)(pid_t tid, void *arg), void *arg)
 	char buf[8192], *p, *end;
 	long tid;
 
-	if (cg_readat(c->dfd, "cgroup.threads", buf, sizeof(buf)) >= 0)
+	if (cg_threaded_tids(c->dfd, buf, sizeof(buf)) >= 0)
 		for (p = buf; (tid = strtol(p, &end, 10)) > 0 && end != p; p = end) {
 			if (homefd >= 0)
 				write_tid(homefd, (pid_t)tid);
@@ -264,7 +207,7 @@ dbtree_stop(void)
 		unlinkat(rootfd, DBTREE_HOME, AT_REMOVEDIR);
 	}
 	if (rootfd >= 0) {
-		cg_writeat(rootfd, "cgroup.subtree_control", "-cpu");
+		cg_threaded_cpu(rootfd, 0);
 		close(rootfd);
 		rootfd = -1;
 	}

@@ -259,8 +259,9 @@ handle_listen(struct gate *g)
 	gate_respond(g, req->id, 0, 0);
 out:
 	/* a thread that only listened is not one the gate serves: kept, it
-	 * would count as a sibling busy serving (thread_siblings_busy()), and
-	 * on pure cgroup2 no idle thread of its process would go home */
+	 * would count as a sibling busy serving (thread_move_disturbs()), and
+	 * where a move takes the whole process no idle thread of it would go
+	 * home */
 	if (is_new) {
 		thread_forget(th);
 		reap(g);
@@ -538,13 +539,13 @@ tick_waiters(struct gate *g, struct gated_listener *l, uint64_t now)
 			waiter_del(g, w);	/* interrupted by a signal */
 			continue;
 		}
-		/* serving nobody: back to the home VS, off the hot path. On pure
-		 * v2 that moves the whole process: not while another of its
+		/* serving nobody: back to the home VS, off the hot path. Not
+		 * where that moves the whole process while another of its
 		 * threads serves a request, which would then run at home. A
 		 * database's accepting thread never left home (dbthreads.c). */
 		if (home && w->th->bound != g->home && !gate_db_mode(g) &&
 		    now - w->t >= GATE_IDLE_HOME_MS * 1000000ull &&
-		    !(g->tab.pure_v2 && thread_siblings_busy(w->th)) &&
+		    !thread_move_disturbs(w->th) &&
 		    bind_thread(w->th, home) == 1)
 			charge_settle(g, w->th);
 	}

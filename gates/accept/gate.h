@@ -37,8 +37,11 @@
  *                   the counts the decision reads
  *   share.c         CPU usage sampling, decaying window, remaining share, rank
  *   charge.c        a thread's CPU time, charged to the VS it ran in
- *   rebind.c        the thread cache and re-binding (lib/cgroup.h moves)
+ *   rebind.c        the thread cache and re-binding (through each VS's
+ *                   cgroup handle, lib/cgroup-handle.h, which decides what a
+ *                   move takes on this host's cgroup layout)
  *   rcu-warm.c      the helper that keeps cgroup moves off RCU grace periods
+ *   sched.c         the supervisor's and the warm helper's scheduling class
  *   classify.c      classification through the socket gate's table
  *   unixpeer.c      classification of Unix peers by their socket's cgroup
  *   wakeup.c        the wake-up connection for event-loop services
@@ -53,7 +56,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "lib/cgroup.h"
+#include "lib/cgroup-handle.h"
 #include "lib/util.h"
 
 struct rules;
@@ -62,13 +65,9 @@ struct gate_vs {
 	uint32_t id;
 	char	 name[VS_NAME_MAX + 1];
 	unsigned share_bp;		/* guaranteed share, basis points */
-	/* Its cgroup directory per hierarchy (lib/cgroup.h's cg_kind; on a
-	 * pure-v2 host only CG_KIND_UNIFIED, which carries the controllers),
-	 * NULL where the hierarchy is absent. */
-	char	*dir[CG_KIND_MAX];
-	/* hot-path descriptors for cg_move_fast/cg_usage_fast, -1 until used */
-	int	 fd_move[CG_KIND_MAX];	/* v1 "tasks" / v2 "cgroup.procs" */
-	int	 fd_usage;		/* cpuacct.usage or cpu.stat */
+	/* its cgroups: moves, CPU usage, the cgroup2 id (lib/cgroup-handle.h;
+	 * the layout is the handle's business, never the gate's) */
+	struct cg_handle cg;
 	/* share.c */
 	uint64_t usage_ns;		/* last cumulative usage read */
 	uint64_t sample_t;		/* CLOCK_MONOTONIC ns of that read; 0 = never */
@@ -89,15 +88,12 @@ struct gate_vs {
 	uint64_t db_burst_us;
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
-	uint64_t cg2_id;		/* its cgroup2 directory's id (unixpeer.c);
-					 * 0 = not read yet, UINT64_MAX = none */
 	int	 trace_rank;		/* the rank the trace last gave (trace.c) */
 };
 
 struct vs_table {
 	struct gate_vs *v;			/* sorted by id */
 	size_t	 n;
-	int	 pure_v2;
 	char	*conns_map;		/* "# conns-map PATH" line from vsd, or NULL */
 	uint64_t rules_hash;		/* "# rules HASH": the rules vsd applied; 0 = none */
 	uint32_t next_id;		/* "# next-id N": vsd's next VS id; 0 = not said */
@@ -229,7 +225,7 @@ int wakeup_is_ours(struct gated_listener *l, const struct queued_conn *c);
 struct gate;
 struct buf;
 /* 1 if each thread serves in its connection's VS (and the accepting
- * thread stays home): a mysql service, not on pure cgroup v2. */
+ * thread stays home): a mysql service. */
 int gate_db_mode(const struct gate *g);
 /* The rules or the VS table changed: load, and push them, as needed. */
 void dbthreads_sync(struct gate *g);
@@ -307,7 +303,7 @@ enum cg2_mode {
 	CG2_NEVER,	/* never: cgroup2 stays with the home VS */
 };
 
-int bind_init(int pure_v2, enum cg2_mode mode);
+int bind_init(enum cg2_mode mode);
 /* Off: hold each thread by its process's pidfd, as before Linux 6.9 (the
  * fallback, forced on a newer kernel to measure it). */
 void bind_pidfd_thread(int on);
@@ -324,25 +320,49 @@ void thread_forget(struct service_thread *th);
  * end what the layers above keep of it, then thread_free(); NULL: none. */
 struct service_thread *thread_reap(void);
 void thread_free(struct service_thread *th);
-/* Move the thread into v unless it is already there. 0, 1 = moved, -errno. */
+/* Move the thread into v unless it is already there (the handle decides
+ * whether its process moves with it). 0, 1 = moved, -errno. */
 int bind_thread(struct service_thread *th, struct gate_vs *v);
-/* The process's cgroup2 membership, moved lazily when it creates a socket. */
+/* The process's cgroup2 membership, moved lazily when it creates a socket,
+ * where that membership does not follow bind_thread(). */
 int bind_cgroup2(struct service_thread *th, struct gate_vs *v);
 void thread_sweep(void);
-/* 1 if another known thread of th's process is not waiting in accept (it
- * serves a request): on pure v2 moving th would move that one too. */
-int thread_siblings_busy(const struct service_thread *th);
+/* 1 if moving th would also move another known thread of its process that
+ * is not waiting in accept (it serves a request): where a move takes the
+ * whole process. */
+int thread_move_disturbs(const struct service_thread *th);
 /* Iterate all known threads (for status). */
 void thread_foreach(void (*fn)(struct service_thread *, void *), void *arg);
 uint64_t bind_moves(void);
 
 /* --- rcu-warm.c --- */
-/* A helper that keeps cgroup moves off RCU grace periods while we move. */
-int rcu_warm_start(const struct gate_vs *home, int pure_v2);
-/* A move was made: keep the helper active for another second. */
+/* --warm: who makes the no-op moves (vsctl-run(8)); the words' order */
+enum warm_mode { WARM_ON, WARM_OFF, WARM_HELPER, WARM_HELPER_FIFO, WARM_SUPERVISOR };
+/* Keep cgroup moves off RCU grace periods while we move: start the helper. */
+int rcu_warm_start(const struct gate_vs *home, enum warm_mode m);
+/* A move was made: keep the no-op moves going for another second. */
 void rcu_warm_kick(void);
-/* The helper's pid (0: none) and its no-op moves so far. */
-pid_t rcu_warm_stats(uint64_t *writes);
+/* WARM_SUPERVISOR: poll()'s timeout until our next no-op move (-1: none
+ * due), and that move once it is due. */
+int rcu_warm_timeout(uint64_t now);
+void rcu_warm_run(uint64_t now);
+/* The helper's pid (0: none); the no-op moves so far, those that came late
+ * (over 10 ms after the previous one) and those that took over 1 ms. */
+pid_t rcu_warm_stats(uint64_t *writes, uint64_t *late, uint64_t *slow);
+
+/* --- sched.c --- */
+/*
+ * The supervisor's real-time priority, taken before privileges are dropped;
+ * on=0 (--sched off) does nothing. 0, or -errno if it fell back to nice -20
+ * (logged). sched_tick() takes it back after a demotion; sched_child(), in
+ * the service's child, puts back the RLIMIT_RTTIME we were started with;
+ * sched_helper(), in the warm helper, takes the supervisor's class and
+ * guard (0, or -errno: it stays SCHED_OTHER, logged).
+ */
+int sched_supervisor(int on);
+void sched_tick(uint64_t now);
+void sched_child(void);
+int sched_helper(void);
 
 /* --- classify.c --- */
 void conns_init(const char *map_path);

@@ -23,6 +23,7 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/share.c \
 	gates/accept/rebind.c \
 	gates/accept/rcu-warm.c \
+	gates/accept/sched.c \
 	gates/accept/classify.c \
 	gates/accept/fcgi.h \
 	gates/accept/fcgi.c \
@@ -78,7 +79,7 @@ CLEANFILES += gates/accept/unixpeer.bpf.o gates/accept/unixpeer.skel.h
 
 pkglibexec_PROGRAMS += gates/accept/vsd-gate
 gates_accept_vsd_gate_SOURCES = gates/accept/vsd-gate.c gates/accept/supervisor.h \
-	gates/accept/service.c gates/accept/sched.c
+	gates/accept/service.c
 gates_accept_vsd_gate_CFLAGS = $(AM_CFLAGS) $(LIBSECCOMP_CFLAGS)
 gates_accept_vsd_gate_LDADD = $(GATEACCEPT_LIBS)
 

@@ -2,26 +2,17 @@
 /*
  * Re-binding: moving a service's thread into the VS it now serves.
  *
- * The move is the expensive part of the gate: the writer side of
- * cgroup_threadgroup_rwsem waits for an RCU grace period (docs/DESIGN.md,
- * #rebind-cost). So we only move what is needed:
- *
- * - Hybrid host: the thread moves in the v1 cpu hierarchy (the scheduler
- *   acts there) and cpuacct (usage is read there) by writing its TID to
- *   "tasks": a per-thread move, the cheapest one measured. Memory and pids
- *   stay with the home VS (v1 does not move charges with a task anyway).
- *   The cgroup2 membership only matters for sockets the thread creates (the
- *   socket gate's BPF sees the creator's cgroup2); the accepted socket was
- *   already classified. So the cgroup2 move - a whole-process cgroup.procs
- *   write, the slowest kind - is done lazily, when a bound thread calls
- *   socket(AF_INET/AF_INET6) (bind_cgroup2). A service that never opens
- *   sockets never pays it.
- * - Pure v2: threads of one process cannot sit in different domain cgroups,
- *   and VS cgroups must stay domain cgroups for memory and pids. So the whole
- *   process moves (cgroup.procs). For a single-threaded service (the paper's
- *   FastCGI server, PHP-FPM workers, Apache prefork) that is exact; for a
- *   multi-threaded one the last thread to accept decides the binding of all.
- * - Nothing moves when the thread already sits in the chosen VS.
+ * The move is the expensive part of the gate, so nothing moves when the
+ * thread already sits in the chosen VS. What a move takes is the VS's
+ * cgroup handle's to decide (lib/cgroup-handle.c, per layout): the thread
+ * alone, or its whole process, and whether the cgroup2 membership, which
+ * decides whose sockets the thread creates (the socket gate's BPF sees
+ * it), moves with it. Where it does not, that move - a whole-process one,
+ * the slowest kind - is made lazily, when a bound thread calls
+ * socket() for AF_INET, AF_INET6 or AF_UNIX (bind_cgroup2; a database of
+ * protocol mysql knows a Unix client's VS by that cgroup2): a service that
+ * never opens sockets never pays it. The accepted socket was already
+ * classified.
  *
  * Threads are held by pidfd, never by bare TID: a cached TID whose pidfd
  * reports exit has been reused and is re-read.
@@ -48,7 +39,6 @@
 
 static struct service_thread *thash[NTHASH];
 static struct service_thread *reaped;	/* forgotten, not yet freed (thread_reap) */
-static int pure_v2;
 static enum cg2_mode cg2_mode = CG2_LAZY;
 static int have_pidfd_thread = 1;
 
@@ -66,9 +56,8 @@ static uint64_t nbinds;
 static uint64_t nfailed;	/* moves the kernel refused, for a reason other than a gone VS */
 
 int
-bind_init(int v2, enum cg2_mode mode)
+bind_init(enum cg2_mode mode)
 {
-	pure_v2 = v2;
 	cg2_mode = mode;
 	return 0;
 }
@@ -290,11 +279,13 @@ thread_foreach(void (*fn)(struct service_thread *, void *), void *arg)
 }
 
 int
-thread_siblings_busy(const struct service_thread *th)
+thread_move_disturbs(const struct service_thread *th)
 {
 	const struct service_thread *o;
 	size_t i;
 
+	if (!cgh_moves_process())
+		return 0;
 	for (i = 0; i < NTHASH; i++)
 		for (o = thash[i]; o; o = o->hnext)
 			if (o != th && o->tgid == th->tgid && !o->waiter)
@@ -302,24 +293,20 @@ thread_siblings_busy(const struct service_thread *th)
 	return 0;
 }
 
-/* One move through the cgroup backend's hot path (lib/cgroup-fast.c). */
+/* A move's outcome (r from the handle): counted, the helper kept warm. */
 static int
-move(struct gate_vs *v, enum cg_kind h, pid_t pid)
+moved(const struct gate_vs *v, pid_t pid, int r)
 {
-	int r;
-
-	if (!v->dir[h])
-		return -ENOENT;
-	if ((r = cg_move_fast(v->dir[h], h == CG_KIND_UNIFIED, pid, &v->fd_move[h])) < 0) {
+	if (r < 0) {
 		/* a VS gone under us is the caller's to handle; anything else
 		 * is counted, and told for the first few */
 		if (r != -ENOENT && r != -ENODEV && nfailed++ < 10)
-			log_warnx("cannot move %d into %s: %s", (int)pid, v->dir[h], strerror(-r));
+			log_warnx("cannot move %d into VS %s: %s", (int)pid, v->name, strerror(-r));
 		return r;
 	}
 	nmoves++;
 	rcu_warm_kick();
-	return 0;
+	return r;
 }
 
 static void
@@ -346,25 +333,17 @@ bind_thread(struct service_thread *th, struct gate_vs *v)
 	if (th->bound == v->id)
 		return 0;
 	t0 = now_ns();
-	if (pure_v2) {
-		if ((r = move(v, CG_KIND_UNIFIED, th->tgid)) < 0)
-			return r;
+	if ((r = moved(v, th->tid, cgh_move(&v->cg, th->tid, th->tgid))) < 0)
+		return r;
+	if (r == CGH_PROCESS) {		/* every thread of it, cgroup2 included */
 		set_process(th->tgid, v->id, v->id);
-		bind_record(t0);
-		return 1;
+	} else {
+		th->bound = v->id;
+		/* --cgroup2 always: the eager alternative, kept to measure the choice */
+		if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && cgh_cgroup2_apart(&v->cg) &&
+		    moved(v, th->tgid, cgh_move_cgroup2(&v->cg, th->tgid)) == 0)
+			set_process(th->tgid, 0, v->id);
 	}
-	if ((r = move(v, CG_KIND_CPU, th->tid)) < 0)
-		return r;
-	/* cpu and cpuacct are often co-mounted ("cpu,cpuacct"): one write then */
-	if (v->dir[CG_KIND_CPUACCT] && (!v->dir[CG_KIND_CPU] ||
-	    strcmp(v->dir[CG_KIND_CPU], v->dir[CG_KIND_CPUACCT]) != 0) &&
-	    (r = move(v, CG_KIND_CPUACCT, th->tid)) < 0)
-		return r;
-	th->bound = v->id;
-	/* --cgroup2 always: the eager alternative, kept to measure the choice */
-	if (cg2_mode == CG2_ALWAYS && th->cg2 != v->id && v->dir[CG_KIND_UNIFIED] &&
-	    move(v, CG_KIND_UNIFIED, th->tgid) == 0)
-		set_process(th->tgid, 0, v->id);
 	bind_record(t0);
 	return 1;
 }
@@ -374,9 +353,9 @@ bind_cgroup2(struct service_thread *th, struct gate_vs *v)
 {
 	int r;
 
-	if (pure_v2 || cg2_mode != CG2_LAZY || th->cg2 == v->id || !v->dir[CG_KIND_UNIFIED])
+	if (cg2_mode != CG2_LAZY || th->cg2 == v->id || !cgh_cgroup2_apart(&v->cg))
 		return 0;
-	if ((r = move(v, CG_KIND_UNIFIED, th->tgid)) < 0)
+	if ((r = moved(v, th->tgid, cgh_move_cgroup2(&v->cg, th->tgid))) < 0)
 		return r;
 	set_process(th->tgid, 0, v->id);
 	return 1;

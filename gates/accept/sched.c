@@ -21,7 +21,10 @@
  * default) leaves the other tasks of each CPU their share. The hard limit
  * stays as it was, so the service can put its soft limit back
  * (sched_child()). SCHED_RESET_ON_FORK: the service and everything it
- * starts run SCHED_OTHER at nice 0.
+ * starts run SCHED_OTHER at nice 0. So does the warm helper (rcu-warm.c),
+ * which by default never runs: the no-op moves that keep cgroup moves off
+ * RCU grace periods are ours, made in our class; with --warm helper-fifo it
+ * makes them itself and takes our class and guard (sched_helper()).
  *
  * Where the kernel refuses real-time priority (no CAP_SYS_NICE; with
  * CONFIG_RT_GROUP_SCHED, a cpu cgroup with no real-time runtime, such as a
@@ -38,7 +41,6 @@
 #include <sys/resource.h>
 
 #include "gate.h"
-#include "supervisor.h"
 #include "lib/log.h"
 
 #define SCHED_PRIO	1
@@ -49,6 +51,7 @@ static volatile sig_atomic_t demoted;
 static uint64_t demoted_at;
 static int rt;		/* we hold SCHED_FIFO, or will again after a demotion */
 static struct rlimit rttime;	/* RLIMIT_RTTIME as we were started */
+static const char *who = "the supervisor";
 
 /* SIGXCPU: RTTIME_US spent without sleeping; a system call is safe here */
 static void
@@ -114,14 +117,14 @@ sched_tick(uint64_t now)
 		return;
 	if (demoted && !demoted_at) {
 		demoted_at = now ? now : 1;
-		log_warnx("the supervisor ran %u ms without sleeping: SCHED_OTHER for %llu s",
-		    RTTIME_US / 1000, DEMOTED_NS / 1000000000ull);
+		log_warnx("%s ran %u ms without sleeping: SCHED_OTHER for %llu s",
+		    who, RTTIME_US / 1000, DEMOTED_NS / 1000000000ull);
 	}
 	if (demoted_at && now - demoted_at >= DEMOTED_NS) {
 		demoted = 0;
 		demoted_at = 0;
 		if ((r = promote()) < 0) {
-			log_warnx("cannot take SCHED_FIFO again: %s", strerror(-r));
+			log_warnx("%s cannot take SCHED_FIFO again: %s", who, strerror(-r));
 			rt = 0;
 		}
 	}
@@ -132,4 +135,28 @@ sched_child(void)
 {
 	if (rt)
 		setrlimit(RLIMIT_RTTIME, &rttime);
+}
+
+int
+sched_helper(void)
+{
+	sigset_t xcpu;
+	int r;
+
+	/* forked from us: our SIGXCPU handler, RLIMIT_RTTIME and state, and
+	 * SCHED_OTHER (SCHED_RESET_ON_FORK) */
+	who = "the warm helper";
+	if (!rt)
+		return -ENOENT;		/* --sched off, or nice -20 */
+	demoted = 0;
+	demoted_at = 0;
+	sigemptyset(&xcpu);
+	sigaddset(&xcpu, SIGXCPU);
+	sigprocmask(SIG_UNBLOCK, &xcpu, NULL);
+	if ((r = promote()) < 0) {
+		log_warnx("no real-time priority for the warm helper (%s%s)", strerror(-r),
+		    r == -EPERM ? "; CAP_SYS_NICE, or real-time runtime in the home VS's cpu cgroup" : "");
+		rt = 0;
+	}
+	return r;
 }

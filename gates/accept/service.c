@@ -4,8 +4,10 @@
  *
  *   fork -> child: join the home VS's cgroups, become --user (its groups,
  *           no capabilities, no_new_privs), load the filter (accept,
- *           accept4 -> SCMP_ACT_NOTIFY; on hybrid hosts also socket(AF_INET*)
- *           for the lazy cgroup2 move; io_uring and the other ABIs' accepts
+ *           accept4 -> SCMP_ACT_NOTIFY; where the cgroup2 membership does
+ *           not follow a re-binding, also socket() for AF_INET, AF_INET6
+ *           and AF_UNIX, for the lazy cgroup2 move; io_uring and the other
+ *           ABIs' accepts
  *           to be refused, refuse.c), send the listener fd to the parent
  *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
  *
@@ -37,18 +39,13 @@
 static void
 join_home(const struct gate_vs *home)
 {
-	int h;
-
-	char pid[16];
+	const char *dir = "";
 	int r;
 
-	snprintf(pid, sizeof(pid), "%d", getpid());
-	for (h = 0; h < CG_KIND_MAX; h++) {
-		if (home->dir[h] && (r = cg_write(home->dir[h], "cgroup.procs", pid)) < 0) {
-			fprintf(stderr, "vsd-gate: cannot join VS %s (%s): %s\n", home->name,
-			    home->dir[h], strerror(-r));
-			_exit(126);
-		}
+	if ((r = cgh_join(&home->cg, getpid(), &dir)) < 0) {
+		fprintf(stderr, "vsd-gate: cannot join VS %s (%s): %s\n", home->name, dir,
+		    strerror(-r));
+		_exit(126);
 	}
 }
 
@@ -73,11 +70,15 @@ load_filter(int want_socket)
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(listen), 0)) < 0 ||
 	    (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(bind), 0)) < 0)
 		goto out;
+	/* AF_UNIX too: a database of protocol mysql finds the VS of a Unix
+	 * client by the cgroup2 its socket was made in (dbthreads.bpf.c) */
 	if (want_socket &&
 	    ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
 		SCMP_A0(SCMP_CMP_EQ, AF_INET))) < 0 ||
 	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
-		SCMP_A0(SCMP_CMP_EQ, AF_INET6))) < 0))
+		SCMP_A0(SCMP_CMP_EQ, AF_INET6))) < 0 ||
+	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
+		SCMP_A0(SCMP_CMP_EQ, AF_UNIX))) < 0))
 		goto out;
 	if ((r = refuse_filter_add(ctx)) < 0)	/* io_uring, 32-bit and x32 accepts */
 		goto out;

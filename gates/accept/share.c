@@ -42,7 +42,7 @@
  * 0.1-3.6% of the requests instead of 5/85). The clamp keeps the range of
  * ranks at 2 * BP_MAX, so the age term's starvation bound (queue.c) holds.
  *
- * Counters: v1 cpuacct.usage (ns), v2 cpu.stat usage_usec.
+ * The counter is the VS's cgroup handle's (lib/cgroup-handle.h).
  */
 #include "config.h"
 
@@ -88,17 +88,6 @@ uint64_t
 now_ns(void)
 {
 	return mono_ns();
-}
-
-static int
-read_usage(struct gate_vs *v, uint64_t *ns)
-{
-	int v2 = v->dir[CG_KIND_CPUACCT] == NULL;
-	const char *dir = v2 ? v->dir[CG_KIND_UNIFIED] : v->dir[CG_KIND_CPUACCT];
-
-	if (!dir)
-		return -ENOENT;
-	return cg_usage_fast(dir, v2, ns, &v->fd_usage);
 }
 
 double
@@ -160,12 +149,8 @@ share_sample(struct gate_vs *v, uint64_t now)
 	uint64_t usage;
 	int r;
 
-	if ((r = read_usage(v, &usage)) < 0) {
+	if ((r = cgh_usage(&v->cg, &usage)) < 0) {
 		/* the VS may have just been destroyed; the refresh sorts it out */
-		if (v->fd_usage >= 0) {
-			close(v->fd_usage);
-			v->fd_usage = -1;
-		}
 		share_update(v);
 		return r;
 	}

@@ -140,7 +140,7 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	struct thr_ctx x = { g, b, 0 };
 	struct gate_vs *uv;
 	unsigned p50, p99, max;
-	uint64_t nb, nfail, wn;
+	uint64_t nb, nfail, wn, wlate, wslow;
 	size_t nfl, nik;
 	pid_t wpid;
 	size_t i;
@@ -240,9 +240,10 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    "\"p99_us\": %u, \"max_us\": %u}",
 	    (unsigned long long)nb, (unsigned long long)nfail, p50, p99, max);
 	dbthreads_status(g, b);
-	wpid = rcu_warm_stats(&wn);
-	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu}}\n", (int)wpid,
-	    (unsigned long long)wn);
+	wpid = rcu_warm_stats(&wn, &wlate, &wslow);
+	buf_printf(b, ", \"warm\": {\"pid\": %d, \"writes\": %llu, \"late\": %llu, "
+	    "\"slow\": %llu}}\n", (int)wpid, (unsigned long long)wn,
+	    (unsigned long long)wlate, (unsigned long long)wslow);
 }
 
 int

@@ -24,7 +24,7 @@ struct opts {
 	enum cg2_mode cg2;
 	int verbose;
 	int sync;	/* --sync-wakeup: enum sync_mode (auto by default: vsctl-run(8)) */
-	int nowarm;	/* --warm off (on by default: see rcu-warm.c) */
+	int warm;	/* --warm: enum warm_mode (on by default: see rcu-warm.c) */
 	int nosched;	/* --sched off (fifo by default: see sched.c) */
 	int pmqos;	/* --pm-qos on (off by default: see pmqos.c) */
 	int fast;	/* --fast: enum gate_fast (on by default: see fastpath.c) */
@@ -70,15 +70,5 @@ int service_signal_all(int sig);
  */
 int service_output(int fd, const char *name);
 
-/*
- * The supervisor's real-time priority (sched.c), taken before privileges
- * are dropped; on=0 (--sched off) does nothing. 0, or -errno if it fell
- * back to nice -20 (logged). sched_tick() takes it back after a demotion;
- * sched_child(), in the service's child, puts back the RLIMIT_RTTIME we
- * were started with.
- */
-int sched_supervisor(int on);
-void sched_tick(uint64_t now);
-void sched_child(void);
 
 #endif

@@ -16,7 +16,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -93,12 +92,7 @@ peer_cgroups(int fd, uint64_t *ids)
 uint64_t
 vs_cg2_id(struct gate_vs *v)
 {
-	struct stat st;
-
-	if (v->cg2_id == 0)
-		v->cg2_id = v->dir[CG_KIND_UNIFIED] && stat(v->dir[CG_KIND_UNIFIED], &st) == 0 ?
-		    (uint64_t)st.st_ino : UINT64_MAX;
-	return v->cg2_id;
+	return cgh_cg2_id(&v->cg);
 }
 
 uint32_t

@@ -49,36 +49,23 @@ vs_table_find_name(struct vs_table *t, const char *name)
 static void
 gate_vs_init(struct gate_vs *v)
 {
-	int h;
-
 	memset(v, 0, sizeof(*v));
-	for (h = 0; h < CG_KIND_MAX; h++)
-		v->fd_move[h] = -1;
-	v->fd_usage = -1;
 	v->ridx = -1;
 }
 
 static void
 gate_vs_free(struct gate_vs *v)
 {
-	int h;
-
-	for (h = 0; h < CG_KIND_MAX; h++) {
-		free(v->dir[h]);
-		if (v->fd_move[h] >= 0)
-			close(v->fd_move[h]);
-	}
-	if (v->fd_usage >= 0)
-		close(v->fd_usage);
+	cgh_close(&v->cg);
 }
 
-/* One line: "id name share_bp [cpu=DIR] [cpuacct=DIR] ... [unified=DIR]". */
+/* One line: "id name share_bp key=DIR ...", the keys lib/cgroup-handle.h's. */
 static int
 parse_line(struct gate_vs *v, char *line)
 {
 	char *tok, *save = NULL;
 	unsigned long long id, share;
-	int field = 0, h;
+	int field = 0, r;
 
 	gate_vs_init(v);
 	for (tok = strtok_r(line, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save), field++) {
@@ -104,17 +91,9 @@ parse_line(struct gate_vs *v, char *line)
 			share_update(v);	/* idle until its first sample */
 			continue;
 		}
-		for (h = 0; h < CG_KIND_MAX; h++) {
-			size_t kl = strlen(cg_kind_key[h]);
-
-			if (strncmp(tok, cg_kind_key[h], kl) == 0 && tok[kl] == '=' && tok[kl + 1] == '/') {
-				free(v->dir[h]);
-				if (!(v->dir[h] = strdup(tok + kl + 1)))
-					return -ENOMEM;
-				break;
-			}
-		}
 		/* unknown keys are skipped: newer vsd, older gate */
+		if ((r = cgh_add(&v->cg, tok)) < 0)
+			return r;
 	}
 	return field >= 3 ? 0 : -EINVAL;
 }
@@ -127,7 +106,6 @@ vs_table_parse(struct vs_table *t, const char *text)
 	int r = 0;
 
 	memset(t, 0, sizeof(*t));
-	t->pure_v2 = cg_pure_v2("/sys/fs/cgroup");
 	if (!(copy = strdup(text)))
 		return -ENOMEM;
 	for (line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -183,25 +161,16 @@ vs_table_merge(struct vs_table *t, struct vs_table *fresh, uint32_t *gone, size_
 
 	for (i = 0; i < t->n; i++) {
 		struct gate_vs *old = &t->v[i], *nv = vs_table_find(fresh, old->id);
-		int h, same = nv != NULL;
 
-		for (h = 0; nv && h < CG_KIND_MAX; h++)
-			if ((old->dir[h] == NULL) != (nv->dir[h] == NULL) ||
-			    (old->dir[h] && strcmp(old->dir[h], nv->dir[h]) != 0))
-				same = 0;
-		if (same) {
+		if (nv && cgh_same(&nv->cg, &old->cg)) {
 			/* keep open fds and the usage history */
-			memcpy(nv->fd_move, old->fd_move, sizeof(nv->fd_move));
-			nv->fd_usage = old->fd_usage;
+			cgh_take(&nv->cg, &old->cg);
 			nv->usage_ns = old->usage_ns;
 			nv->sample_t = old->sample_t;
 			nv->used_bp = old->used_bp;
 			nv->step_bp = old->step_bp;
 			nv->served_sample = old->served_sample;
 			share_update(nv);	/* against the new share, if it changed */
-			for (h = 0; h < CG_KIND_MAX; h++)
-				old->fd_move[h] = -1;
-			old->fd_usage = -1;
 		}
 		if (nv) {
 			nv->served = old->served;

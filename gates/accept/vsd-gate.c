@@ -75,8 +75,8 @@ usage(void)
 	    "                [--conns-map PATH] [--status PATH] [--status-group GROUP]\n"
 	    "                [--window MS]\n"
 	    "                [--cgroup2 lazy|always|never] [--sync-wakeup auto|on|off]\n"
-	    "                [--warm on|off] [--pm-qos on|off] [--fast on|exact|off]\n"
-	    "                [--sched fifo|off]\n"
+	    "                [--warm on|off|supervisor|helper|helper-fifo] [--pm-qos on|off]\n"
+	    "                [--fast on|exact|off] [--sched fifo|off]\n"
 	    "                [--pidfd-thread on|off]\n"
 	    "                [--restart] [--stop-timeout S] [--user USER [--group GROUP]]\n"
 	    "                [--log stderr|syslog] [--rules FILE (with --vs-table)] [--trace FILE]\n"
@@ -87,6 +87,7 @@ usage(void)
 static const char *const cg2_names[] = { "lazy", "always", "never" };
 static const char *const sync_names[] = { "auto", "on", "off" };
 static const char *const sched_names[] = { "fifo", "off" };
+static const char *const warm_names[] = { "on", "off", "helper", "helper-fifo", "supervisor" };
 
 /* arg's index in names[n] (the enum's order), or a fatal "expected a, b or c". */
 static int
@@ -184,7 +185,9 @@ parse_opts(int argc, char **argv, struct opts *o)
 		case 'y':	/* enum sync_mode's order */
 			o->sync = keyword("--sync-wakeup", optarg, sync_names, 3);
 			break;
-		case 'W': o->nowarm = !on_off("--warm", optarg); break;
+		case 'W':	/* enum warm_mode's order */
+			o->warm = keyword("--warm", optarg, warm_names, 5);
+			break;
 		case 'C': o->nosched = keyword("--sched", optarg, sched_names, 2); break;
 		case 'Q': o->pmqos = on_off("--pm-qos", optarg); break;
 		case 'F':
@@ -308,7 +311,7 @@ gate_setup(struct supervisor *sv)
 			fatalx("--rules %s: refused (see above)", sv->o.rules);
 		gate_rules_update(g, 1, rs);
 	}
-	bind_init(g->tab.pure_v2, sv->o.cg2);
+	bind_init(sv->o.cg2);
 	conns_init(sv->o.map ? sv->o.map : g->tab.conns_map);
 	fp_init(sv->o.map ? sv->o.map : g->tab.conns_map, g->fast);
 	/* loads a tracing program: before drop_privileges(); failure is logged */
@@ -418,9 +421,8 @@ run_start(struct supervisor *sv)
 		sv->home = home;
 	else
 		home = sv->home;
-	/* the lazy cgroup2 move is for hybrid hosts only (see rebind.c) */
-	want_socket = !sv->g.tab.pure_v2 && sv->o.cg2 == CG2_LAZY &&
-	    home->dir[CG_KIND_UNIFIED] != NULL;
+	/* the lazy cgroup2 move, where cgroup2 does not follow a move (rebind.c) */
+	want_socket = sv->o.cg2 == CG2_LAZY && cgh_cgroup2_apart(&home->cg);
 	sv->child_done = sv->filter_gone = 0;
 	sv->started = now_ns();
 	service_start(&sv->o, home, &sv->oldmask, want_socket, sv->o.restart, &sv->st);
@@ -438,9 +440,9 @@ run_start(struct supervisor *sv)
 	if ((r = gate_init(&sv->g, sv->st.notify_fd)) < 0)
 		fatalx("gate: %s", strerror(-r));
 	/* after the service's fork: it must not inherit the helper's mapping */
-	if (!sv->o.nowarm && !sv->warm_started) {
+	if (!sv->warm_started) {
 		sv->warm_started = 1;
-		if ((r = rcu_warm_start(sv->home, sv->g.tab.pure_v2)) < 0)
+		if ((r = rcu_warm_start(sv->home, sv->o.warm)) < 0)
 			log_warnx("no helper against RCU waits in cgroup moves: %s", strerror(-r));
 	}
 	dbthreads_run(&sv->g, sv->st.pid);
@@ -700,8 +702,9 @@ serve(struct supervisor *sv)
 			arm_timer(sv->tfd, sv->period = 10);
 
 		PROF_BEGIN();
-		n = poll(sv->pfd, P_FIRST + nl, -1);
+		n = poll(sv->pfd, P_FIRST + nl, rcu_warm_timeout(now_ns()));
 		PROF_MARK(PROF_POLL);
+		rcu_warm_run(now_ns());
 		if (n < 0) {
 			if (errno != EINTR)
 				fatal("poll");

@@ -141,7 +141,7 @@ add_vs(struct replay *r, const char *line)
 		return;
 	v = &r->v[r->tab.n++];
 	*v = (struct gate_vs){ .id = (uint32_t)num(line, "id"), .rank_bp = (int)num(line, "rank"),
-			       .fd_usage = -1, .ridx = -1 };
+			       .ridx = -1 };
 	n = strcspn(p + 6, " \n");
 	snprintf(v->name, sizeof(v->name), "%.*s", (int)n, p + 6);
 	/* sorted by id, as vs_table_find() wants */

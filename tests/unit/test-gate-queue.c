@@ -24,7 +24,7 @@ table(int rank1, int rank2, int rank3)
 	static struct gate_vs v[3];
 
 	for (int i = 0; i < 3; i++)
-		v[i] = (struct gate_vs){ .id = (uint32_t)i + 1, .fd_usage = -1 };
+		v[i] = (struct gate_vs){ .id = (uint32_t)i + 1 };
 	v[0].rank_bp = rank1;
 	v[1].rank_bp = rank2;
 	v[2].rank_bp = rank3;

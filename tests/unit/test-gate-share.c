@@ -39,8 +39,8 @@ int
 main(void)
 {
 	double u = 0;
-	char dir[] = "/tmp/test-gate-share.XXXXXX", path[64];
-	struct gate_vs v = { .id = 1, .share_bp = 5000, .fd_usage = -1 };
+	char dir[] = "/tmp/test-gate-share.XXXXXX", path[64], tok[64];
+	struct gate_vs v = { .id = 1, .share_bp = 5000 };
 	uint64_t t = 1000 * MS;
 
 	/* tau = 100 ms, 2 CPUs */
@@ -77,7 +77,8 @@ main(void)
 	}
 	snprintf(path, sizeof(path), "%s/cpuacct.usage", dir);
 	set_usage(path, 0);
-	v.dir[CG_KIND_CPUACCT] = dir;
+	snprintf(tok, sizeof(tok), "cpuacct=%s", dir);
+	cgh_add(&v.cg, tok);
 	share_init(100);
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -93,7 +94,7 @@ main(void)
 		   "remaining = share - used (%d bp)", v.remaining_bp);
 		ok(v.rank_bp == share_rank(5000, v.used_bp),
 		   "the sample updates the rank too (%d bp)", v.rank_bp);
-		ok(v.fd_usage >= 0, "the counter stays open for the next sample");
+		ok(cgh_nfds(&v.cg) == 1, "the counter stays open for the next sample");
 		share_sample_lazy(&v, t + 101 * MS);
 		ok(v.sample_t == t + 100 * MS, "a lazy sample within 2 ms reads nothing");
 		ok(v.step_bp == 0 && v.rank_bp == share_rank(5000, v.used_bp),
@@ -132,8 +133,7 @@ main(void)
 		}
 	}
 	unlink(path);
-	close(v.fd_usage);
+	cgh_close(&v.cg);
 	rmdir(dir);
-	v.dir[CG_KIND_CPUACCT] = NULL;
 	return tap_done();
 }

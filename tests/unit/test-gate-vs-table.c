@@ -73,12 +73,13 @@ test_parse(void)
 	v = vs_table_find(&t, 3);
 	ok(v && v->share_bp == 5000, "www1's share");
 	is_str(v ? v->name : NULL, "www1", "found by id");
-	is_str(v ? v->dir[CG_KIND_CPU] : NULL, "/c/www1", "its v1 cpu directory");
-	is_str(v ? v->dir[CG_KIND_MEMORY] : NULL, "/m/www1", "its v1 memory directory");
-	is_str(v ? v->dir[CG_KIND_UNIFIED] : NULL, "/u/www1", "its cgroup2 directory");
-	ok(v && v->fd_usage == -1 && v->fd_move[CG_KIND_CPU] == -1, "no descriptor opened yet");
+	is_str(v ? cgh_dir(&v->cg, "cpu") : NULL, "/c/www1", "its v1 cpu directory");
+	is_str(v ? cgh_dir(&v->cg, "memory") : NULL, "/m/www1", "its v1 memory directory");
+	is_str(v ? cgh_dir(&v->cg, "unified") : NULL, "/u/www1", "its cgroup2 directory");
+	ok(v && cgh_nfds(&v->cg) == 0, "no descriptor opened yet");
 	v = vs_table_find_name(&t, "home");
-	ok(v && v->id == 9 && !v->dir[CG_KIND_CPU], "home has only a cgroup2 directory");
+	ok(v && v->id == 9 && !cgh_dir(&v->cg, "cpu") && cgh_dir(&v->cg, "unified"),
+	   "home has only a cgroup2 directory");
 	ok(vs_table_find(&t, 4) == NULL, "an unknown id is not found");
 
 	ok(vs_table_parse(&bad, "x www1 5000 unified=/u\n") == -EINVAL, "a bad id is refused");
@@ -100,7 +101,7 @@ test_merge(void)
 
 	vs_table_parse(&t, table1);
 	v = vs_table_find(&t, 3);
-	v->fd_usage = fd;
+	v->cg.rfd[CG_KIND_CPUACCT] = fd;	/* as a usage read leaves it */
 	v->used_bp = 1234;
 	v->served = 42;
 	vs_table_find(&t, 7)->used_bp = 99;
@@ -113,10 +114,11 @@ test_merge(void)
 	ok(ngone == 1 && gone[0] == 7, "www2 (id 7) is reported gone");
 	v = vs_table_find(&t, 3);
 	ok(v && v->share_bp == 6000, "www1 has its new share");
-	ok(v && v->fd_usage == fd && v->used_bp == 1234, "and keeps its descriptor and usage history");
+	ok(v && v->cg.rfd[CG_KIND_CPUACCT] == fd && v->used_bp == 1234,
+	   "and keeps its descriptor and usage history");
 	ok(v && v->served == 42, "and its count of connections served");
 	v = vs_table_find(&t, 9);
-	ok(v && v->fd_usage == -1 && v->used_bp == 0, "home moved: its state starts again");
+	ok(v && cgh_nfds(&v->cg) == 0 && v->used_bp == 0, "home moved: its state starts again");
 	ok(vs_table_find(&t, 11) != NULL && vs_table_find(&t, 7) == NULL, "www3 is in, www2 out");
 	vs_table_free(&t);
 	ok(fcntl(fd, F_GETFD) < 0, "freeing the table closes the descriptors it kept");

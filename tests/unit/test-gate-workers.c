@@ -52,8 +52,8 @@ int
 main(void)
 {
 	struct service_thread th[4] = { 0 };
-	static struct gate_vs v[2] = { { .id = 1, .rank_bp = 9000, .fd_usage = -1 },
-				       { .id = 2, .rank_bp = -9000, .fd_usage = -1 } };
+	static struct gate_vs v[2] = { { .id = 1, .rank_bp = 9000 },
+				       { .id = 2, .rank_bp = -9000 } };
 	struct vs_table tab = { .v = v, .n = 2 };
 	struct gated_listener *l = listen_new(-1, 0, 0);
 	struct queued_conn *c;

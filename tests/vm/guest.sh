@@ -37,6 +37,7 @@ tests/unit/test-util          pure user space: string and number helpers
 tests/unit/test-state         pure user space: the state file on a temporary directory
 tests/unit/test-proto         pure user space: the control protocol over a socketpair
 tests/unit/test-cgroup-v2     pure user space: the v2 backend on a fake tree (the real one: vsd-limits, vsd-drift, vsd-events)
+tests/unit/test-cgroup-handle pure user space: the gate'"'"'s cgroup handle on a fake tree, both layouts assumed (the real moves: the gate-* scripts here)
 tests/unit/test-rules         pure user space: the rule parser
 tests/unit/test-tos           pure user space: TOS, DSCP and mark parsing
 tests/unit/test-gate-queue    pure user space: the accept gate'"'"'s queues and aging
@@ -72,6 +73,7 @@ tests/lint-man.sh             reads the man pages and the sources: no kernel or 
 tests/package-lint.sh         builds the package and runs lintian (dpkg-dev is not in the image); the package is installed here by tests/vm/package.sh
 tests/dist-complete.sh        compares the release tarball with git (not in the image)
 tests/lint-gate-calls.sh      reads the gate'"'"'s objects with nm (no binutils in the image); no kernel or systemd
+tests/lint-gate-layout.sh     reads the gate'"'"'s sources: no kernel or systemd
 '
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:

@@ -82,6 +82,14 @@ uint64_t cgh_cg2_id(struct cg_handle *h);
 /* Tests and benchmarks: behave as on layout l, not on the host's. */
 void cgh_assume_layout(enum cg_layout l);
 
+/* CFS bandwidth, in µs: quota 0 is no cap. */
+struct cg_bw {
+	uint64_t quota, period, burst;
+};
+/* The VS's own CPU cap (its v1 cpu cgroup's quota and period where it has
+ * one, else its cgroup2 cpu.max): quota 0 if none, period 0 if unread. */
+void cgh_cpu_cap(const struct cg_handle *h, uint64_t *quota, uint64_t *period);
+
 /*
  * lib/cgroup-threaded.c: threads of one process in different VSs where a
  * move takes the whole process (cgh_moves_process()): the cgroup the
@@ -101,7 +109,30 @@ int cg_threaded_join(int dfd, pid_t tgid);
 int cg_threaded_move(int dfd, pid_t tid);
 /* The thread ids in child dfd, as text (one a line). */
 int cg_threaded_tids(int dfd, char *buf, size_t len);
-/* Child dfd gets the CPU weight and cap of VS v's own cgroup. */
-void cg_threaded_copy_cpu(int dfd, const struct cg_handle *v);
+/* Child dfd gets the CPU weight of VS v's own cgroup, and its cap: cap
+ * where given (with its burst), else v's own. */
+void cg_threaded_copy_cpu(int dfd, const struct cg_handle *v, const struct cg_bw *cap);
+
+/*
+ * lib/cgroup-capped.c: a capped child for one VS's share of a process's
+ * threads where a move takes one thread (hybrid and v1 hosts): a child of
+ * another VS's v1 cpu cgroup (the database mode: the service's home VS),
+ * so the children together never get more than that cgroup, with the
+ * VS's weight and a cap of its own. CPU usage still goes to the VS's own
+ * cgroup where cpuacct is a hierarchy apart. Descriptors are the
+ * caller's; each call is 0 (or a descriptor) or -errno.
+ */
+/* Child name of home's v1 cpu cgroup, made if missing, opened; *parentfd
+ * is home's cgroup, opened too. */
+int cg_capped_root(const struct cg_handle *home, const char *name, int *parentfd);
+/* A child name of a root (cg_capped_root()), made if missing, opened. */
+int cg_capped_child(int rootfd, const char *name);
+/* Child dfd gets v's weight and bandwidth bw, lowered to the rate of the
+ * cgroup parentfd (the kernel refuses a child's quota above it). */
+void cg_capped_limits(int dfd, int parentfd, const struct cg_handle *v, const struct cg_bw *bw);
+/* Thread tid into child dfd (and into v's own cpuacct cgroup). */
+int cg_capped_move(int dfd, const struct cg_handle *v, pid_t tid);
+/* The thread ids in child dfd, as text (one a line). */
+int cg_capped_tids(int dfd, char *buf, size_t len);
 
 #endif

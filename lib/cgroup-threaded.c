@@ -90,17 +90,34 @@ cg_threaded_tids(int dfd, char *buf, size_t len)
 }
 
 void
-cg_threaded_copy_cpu(int dfd, const struct cg_handle *v)
+cg_threaded_copy_cpu(int dfd, const struct cg_handle *v, const struct cg_bw *cap)
 {
-	static const char *const files[] = { "cpu.weight", "cpu.max" };
 	char val[64];
-	size_t i;
 
 	if (!v || !v->dir[CG_KIND_UNIFIED])
 		return;
-	for (i = 0; i < 2; i++)
-		if (cg_read(v->dir[CG_KIND_UNIFIED], files[i], val, sizeof(val)) >= 0) {
+	if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.weight", val, sizeof(val)) >= 0) {
+		val[strcspn(val, "\n")] = '\0';
+		cg_writeat(dfd, "cpu.weight", val);
+	}
+	if (!cap) {
+		if (cg_read(v->dir[CG_KIND_UNIFIED], "cpu.max", val, sizeof(val)) >= 0) {
 			val[strcspn(val, "\n")] = '\0';
-			cg_writeat(dfd, files[i], val);
+			cg_writeat(dfd, "cpu.max", val);
 		}
+		return;
+	}
+	/* burst <= quota at each step, or the kernel refuses the write */
+	cg_writeat(dfd, "cpu.max.burst", "0");
+	if (cap->quota)
+		snprintf(val, sizeof(val), "%llu %llu", (unsigned long long)cap->quota,
+			 (unsigned long long)cap->period);
+	else
+		snprintf(val, sizeof(val), "max %llu", (unsigned long long)cap->period);
+	cg_writeat(dfd, "cpu.max", val);
+	if (cap->burst) {
+		/* absent before Linux 5.14: the cap holds, without a burst */
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)cap->burst);
+		cg_writeat(dfd, "cpu.max.burst", val);
+	}
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /* cgroup v1 interface files (hybrid and legacy hosts). */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cgroup.h"
 
@@ -41,6 +44,48 @@ v1_cap_value(unsigned bp, unsigned ncpu, char *val, size_t len)
 	return "cpu.cfs_quota_us";
 }
 
+/*
+ * Lower each capped cgroup below dfd to the rate quota/period, deepest
+ * first: in v1 the kernel refuses a parent's quota under a child's rate
+ * (tg_cfs_schedulable_down), and the accept gate's database mode caps
+ * children of a service's VS (gates/accept/dbcap.c), which then re-caps
+ * them within the new rate at the next push.
+ */
+static void
+v1_clamp_children(int dfd, uint64_t quota, int depth)
+{
+	char q[32], p[32];
+	struct dirent *de;
+	uint64_t cq, cp;
+	DIR *d;
+	int fd;
+
+	/* a directory of its own to read: dfd may be an O_PATH descriptor */
+	if (depth > 4 || (fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' ||
+		    (fd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			continue;
+		v1_clamp_children(fd, quota, depth + 1);
+		if (cg_readat(fd, "cpu.cfs_quota_us", q, sizeof(q)) == 0 && q[0] != '-' &&
+		    cg_readat(fd, "cpu.cfs_period_us", p, sizeof(p)) == 0 &&
+		    (cp = strtoull(p, NULL, 10)) && (cq = strtoull(q, NULL, 10)) &&
+		    cq * CFS_PERIOD_US > quota * cp) {
+			/* a burst may not exceed the quota either */
+			cg_writeat(fd, "cpu.cfs_burst_us", "0");
+			snprintf(q, sizeof(q), "%" PRIu64, (uint64_t)(quota * cp / CFS_PERIOD_US));
+			cg_writeat(fd, "cpu.cfs_quota_us", q);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
 static int
 v1_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 {
@@ -64,7 +109,11 @@ v1_set_cpu_max(int dfd, unsigned bp, unsigned ncpu, int fresh)
 	v1_cap_value(bp, ncpu, val, sizeof(val));
 	if (!fresh && cg_readat(dfd, "cpu.cfs_quota_us", cur, sizeof(cur)) == 0 && strcmp(cur, val) == 0)
 		return 0;
-	return cg_writeat(dfd, "cpu.cfs_quota_us", val);
+	if ((r = cg_writeat(dfd, "cpu.cfs_quota_us", val)) == -EINVAL && !fresh) {
+		v1_clamp_children(dfd, cg_quota_us(bp, ncpu), 0);
+		r = cg_writeat(dfd, "cpu.cfs_quota_us", val);
+	}
+	return r;
 }
 
 static int

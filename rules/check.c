@@ -42,6 +42,10 @@ overlay(struct rules_ctx *c, struct settings *d, const struct settings *s)
 		d->workers_n = s->workers_n;
 		d->workers_bp = s->workers_bp;
 	}
+	if (s->set & RULES_SET_DB_CPU)
+		d->db_cpu = s->db_cpu;
+	if (s->set & RULES_SET_DB_BURST)
+		d->db_burst_ms = s->db_burst_ms;
 	net_overlay(d, s);
 	d->set |= s->set;
 	if (s->group) {
@@ -204,6 +208,12 @@ add_vs(struct rules_ctx *c, struct rules_names *plans, struct rules_names *group
 	x->priority = eff.priority;
 	x->workers_n = eff.workers_n;
 	x->workers_bp = eff.workers_bp;
+	x->db_cpu = eff.db_cpu;
+	x->db_burst_ms = eff.db_burst_ms;
+	/* the kernel's burst is banked quota: without a cap there is none */
+	if ((eff.set & RULES_SET_DB_BURST) && !(eff.set & RULES_SET_DB_CPU))
+		rerr(c, &eff.at[SB_DB_BURST], "VS '%s': db-burst needs db-cpu (a burst is "
+		     "above a cap)", v->name);
 	x->loc = v->loc;
 	net_compile(c, x, &eff);
 	x->group = -1;

@@ -31,6 +31,7 @@ enum set_bit {
 	SB_CPU = 0, SB_CPU_MAX, SB_MEM, SB_PIDS, SB_TOS, SB_MARK, SB_PRIORITY,
 	SB_NET_SHARE, SB_NET_MAX, SB_DEV, SB_DEV_RATE,	/* rules/net.c */
 	SB_WORKERS,
+	SB_DB_CPU, SB_DB_BURST,		/* the database mode's cap (gates/accept/dbcap.c) */
 	SB_MAX,
 };
 
@@ -44,6 +45,7 @@ struct settings {
 	uint64_t	 net_max, dev_rate;
 	char		 dev[16];
 	unsigned	 workers_n, workers_bp;	/* workers N or P% */
+	unsigned	 db_cpu, db_burst_ms;	/* db-cpu P%, db-burst D */
 	struct rules_loc at[SB_MAX];
 	char		*plan, *group;
 	struct rules_loc plan_at, group_at;
@@ -226,6 +228,8 @@ void compile_rules(struct rules_ctx *c);
 void write_rule(const struct rules *rs, struct buf *b, const struct rules_rule *r);
 /* " workers N" or " workers P%" if x has a worker limit (write.c) */
 void write_workers(const struct rules_vs *x, struct buf *b);
+/* " db-cpu P%" and " db-burst Nms" if x caps its database CPU (write.c) */
+void write_db(const struct rules_vs *x, struct buf *b);
 /* prefix.c: "ADDR[/LEN]" -> p, 0 or -1 with *why */
 int parse_prefix(const char *s, struct rules_prefix *p, const char **why);
 /* write.c: a service line's keys between "home VS" and "command", each

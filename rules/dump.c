@@ -165,6 +165,7 @@ rules_dump(const struct rules *rs, struct buf *b)
 			buf_printf(b, " mark %u", v->mark);
 		net_write(v, b);
 		write_workers(v, b);
+		write_db(v, b);
 		buf_printf(b, " priority %u\n", v->priority);
 	}
 	for (i = 0; i < rs->nservices; i++) {

@@ -25,7 +25,7 @@ enum keyid {
 	K_CPU = SB_CPU, K_CPU_MAX = SB_CPU_MAX, K_MEM = SB_MEM, K_PIDS = SB_PIDS,
 	K_TOS = SB_TOS, K_MARK = SB_MARK, K_PRIORITY = SB_PRIORITY,
 	K_NET_SHARE = SB_NET_SHARE, K_NET_MAX = SB_NET_MAX, K_DEV = SB_DEV, K_DEV_RATE = SB_DEV_RATE,
-	K_WORKERS = SB_WORKERS,
+	K_WORKERS = SB_WORKERS, K_DB_CPU = SB_DB_CPU, K_DB_BURST = SB_DB_BURST,
 	K_DSCP = SB_MAX, K_PLAN, K_GROUP, K_HOME, K_GATE, K_COMMAND, K_USER, K_UGROUP,
 	K_ATTRS_TIMEOUT,
 	K_UNCLASSIFIED,
@@ -54,6 +54,9 @@ static const struct key {
 	{ "dev-rate",	K_DEV_RATE,	W_VS | W_PLAN },
 	/* its hold on a gated pool's workers (gates/accept/workers.c) */
 	{ "workers",	K_WORKERS,	W_VS | W_PLAN },
+	/* a cap on its database CPU, and a burst above it (gates/accept/dbcap.c) */
+	{ "db-cpu",	K_DB_CPU,	W_VS | W_PLAN },
+	{ "db-burst",	K_DB_BURST,	W_VS | W_PLAN },
 	{ "plan",	K_PLAN,		W_VS | W_PLAN },
 	{ "group",	K_GROUP,	W_VS | W_PLAN },
 	{ "home",	K_HOME,		W_SVC },
@@ -173,6 +176,8 @@ apply(struct parser *p, struct target *d, const struct key *k, const struct tok 
 	case K_WORKERS:
 		r = parse_workers(v->text, s, &why);
 		break;
+	case K_DB_CPU:	 r = parse_percent(v->text, &s->db_cpu, &why); break;
+	case K_DB_BURST: r = parse_duration_ms(v->text, &s->db_burst_ms, &why); break;
 	case K_PLAN:
 		set_name(p, v, "plan", &s->plan, &s->plan_at);
 		return;

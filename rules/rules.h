@@ -78,6 +78,8 @@ enum rules_proto {
 #define RULES_SET_DEV		(1u << 9)
 #define RULES_SET_DEV_RATE	(1u << 10)
 #define RULES_SET_WORKERS	(1u << 11)	/* workers N or P% (gates/accept/workers.c) */
+#define RULES_SET_DB_CPU	(1u << 12)	/* db-cpu P% (gates/accept/dbcap.c) */
+#define RULES_SET_DB_BURST	(1u << 13)	/* db-burst D */
 
 /* Where a declaration was written (file names live as long as the rules). */
 struct rules_loc {
@@ -105,6 +107,10 @@ struct rules_vs {
 	/* the most of a gated pool's workers it may hold at once: workers_n,
 	 * or workers_bp basis points of the pool; both 0 = no limit */
 	unsigned	 workers_n, workers_bp;
+	/* the cap on the CPU a database service's threads spend serving its
+	 * connections (basis points of the machine, 0: none) and the burst
+	 * above it (ms, 0: none) */
+	unsigned	 db_cpu, db_burst_ms;
 	struct rules_loc loc;
 };
 

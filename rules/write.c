@@ -15,8 +15,8 @@
  * VS's share is written as compiled, so the 100% check passes as it did,
  * and without groups there is no group budget to check), and VS limits
  * other than the share (which the check requires), the network share
- * (whose per-interface budget is checked too) and the worker limit (which
- * the accept gate enforces, workers.c). rules_dump() prints rule
+ * (whose per-interface budget is checked too), the worker limit and the
+ * database cap (which the accept gate enforces, workers.c and dbcap.c). rules_dump() prints rule
  * lines with write_rule() too. Sites and content rules come last, as
  * attrs.c writes them: sites as sites, so the text stays as short as the
  * file; the order among them decides nothing (content.c refuses the ties
@@ -52,6 +52,17 @@ write_workers(const struct rules_vs *x, struct buf *b)
 		buf_printf(b, " workers %s", fmt_percent(x->workers_bp, t, sizeof(t)));
 	else if (x->workers_n)
 		buf_printf(b, " workers %u", x->workers_n);
+}
+
+void
+write_db(const struct rules_vs *x, struct buf *b)
+{
+	char t[32];
+
+	if (x->db_cpu)
+		buf_printf(b, " db-cpu %s", fmt_percent(x->db_cpu, t, sizeof(t)));
+	if (x->db_burst_ms)
+		buf_printf(b, " db-burst %ums", x->db_burst_ms);
 }
 
 void
@@ -119,6 +130,8 @@ rules_write(const struct rules *rs, struct buf *b)
 		net_write(&rs->vs[i], b);
 		/* the gate limits the VS's workers by it */
 		write_workers(&rs->vs[i], b);
+		/* and caps its database CPU (dbcap.c) */
+		write_db(&rs->vs[i], b);
 		buf_printf(b, "\n");
 	}
 	for (i = 0; i < rs->nservices; i++) {

@@ -155,6 +155,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
 	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
+	tests/gate-mariadb-cap.sh \
 	tests/gate-relisten.sh tests/gate-tid.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
@@ -172,6 +173,10 @@ RULES_GOLDEN = \
 	tests/rules/good-workers.rules \
 	tests/rules/err-workers.out \
 	tests/rules/err-workers.rules \
+	tests/rules/good-db-cpu.out \
+	tests/rules/good-db-cpu.rules \
+	tests/rules/err-db-cpu.out \
+	tests/rules/err-db-cpu.rules \
 	tests/rules/err-cgroup-names.out \
 	tests/rules/err-cgroup-names.rules \
 	tests/rules/err-duplicate-vs.out \

@@ -240,7 +240,7 @@ python3 - "$VSD_TMP/gates/fake.sock" <<'PY' &
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.bind(sys.argv[1]); s.listen(8); s.settimeout(30)
-st = b'{"threads":[{"waiting":false,"bound":"www1","pid":7,"tid":8}],"vs":[{"queued":2,"served":5,"name":"www1"}],"home":"base","restarts":3,"state":"running","pid":7,"user":{"name":"x"},"name":"fake"}\n'
+st = b'{"threads":[{"waiting":false,"bound":"www1","pid":7,"tid":8}],"vs":[{"queued":2,"served":5,"worker_waits":4,"name":"www1"}],"home":"base","restarts":3,"state":"running","pid":7,"user":{"name":"x"},"name":"fake"}\n'
 try:
     while True:
         c, _ = s.accept(); c.recv(64); c.sendall(st); c.close()
@@ -251,7 +251,7 @@ fake=$!
 on_exit "kill $fake"
 wait_until test -S "$VSD_TMP/gates/fake.sock"
 out=$(vsctl services | awk '$1 == "fake"')
-like "$out" "^fake +running +7 +3 +base +- +8:www1 +www1=5 +- +- +www1=2$" "services: name, state, pid, restarts, home, unclassified, binding, served, refused, outside (- from a supervisor without the counts), queued"
+like "$out" "^fake +running +7 +3 +base +- +8:www1 +www1=5 +www1=4 +- +- +www1=2$" "services: name, state, pid, restarts, home, unclassified, binding, served, worker waits, refused, outside (- from a supervisor without the counts), queued"
 js "services with the stand-in" 0 vsctl services --json
 is "$(vsctl services --json | json '[v["name"] for v in d]')" '["fake"]' "--json: the supervisor's object"
 kill $fake; wait $fake 2>/dev/null

@@ -10,8 +10,9 @@
  * program (dbthreads.bpf.c) sees each read of the service's threads, finds
  * the connection's VS, and tells us when a thread reads from a connection
  * of another VS than the one it is bound to; we move that one thread
- * (rebind.c's bind_thread: v1 "tasks" on hybrid hosts; on pure cgroup v2
- * its VS's child of a threaded subtree under the service, dbtree.c) and settle its CPU
+ * (rebind.c's bind_thread: v1 "tasks" on hybrid hosts, or a capped VS's
+ * child of the service's cgroup, dbcap.c; on pure cgroup v2 its VS's child
+ * of a threaded subtree under the service, dbtree.c) and settle its CPU
  * time and I/O on the VS it served (charge.c, dbacct.c). The accepting
  * thread stays home (gate.c asks gate_db_mode()); so do the server's own
  * threads, which read no client's connection.
@@ -33,6 +34,7 @@
 
 #include "gate.h"
 #include "dbthreads.h"
+#include "dbcap.h"
 #include "dbtree.h"
 #include "gates/socket/gate-socket.h"
 #include "gates/accept/dbthreads.skel.h"
@@ -170,13 +172,33 @@ sent_home(pid_t tid, void *arg)
 		bpf_map_delete_elem(bpf_map__fd(skel->maps.dbt_tids), &key);
 }
 
+/* Each VS's db-cpu cap and db-burst from the rules; none for home, whose
+ * threads are the service's own. */
+static void
+caps(struct gate *g)
+{
+	size_t i;
+
+	for (i = 0; i < g->tab.n; i++) {
+		struct gate_vs *v = &g->tab.v[i];
+		const struct rules_vs *rv = g->rules && v->ridx >= 0 ? &g->rules->vs[v->ridx] : NULL;
+
+		v->db_cap_bp = rv && v->id != g->home ? rv->db_cpu : 0;
+		v->db_burst_us = v->db_cap_bp ? rv->db_burst_ms * 1000ull : 0;
+	}
+}
+
 void
 dbthreads_sync(struct gate *g)
 {
 	if (!gate_db_mode(g) && !skel)
 		return;
+	caps(g);
 	if (cgh_moves_process())
 		dbtree_sync(&g->tab, g->home, sent_home, g);
+	else if (gate_db_mode(g) && run_tgid)
+		dbcap_sync(&g->tab, vs_table_find(&g->tab, g->home), run_tgid, g->svc_name,
+			   sent_home, g);
 	if (load(g) == 0)
 		push(g);
 }
@@ -197,6 +219,8 @@ void
 dbthreads_run(struct gate *g, pid_t tgid)
 {
 	run_tgid = tgid;
+	if (!tgid && !cgh_moves_process())
+		dbcap_stop();
 	if (cgh_moves_process() && gate_db_mode(g)) {
 		if (tgid)
 			dbtree_start(tgid, vs_table_find(&g->tab, g->home));
@@ -217,7 +241,11 @@ dbthreads_fd(void)
 static int
 move(struct gate *g, struct service_thread *th, struct gate_vs *v)
 {
-	return cgh_moves_process() ? dbtree_move(th, v, g->home) : bind_thread(th, v);
+	if (cgh_moves_process())
+		return dbtree_move(th, v, g->home);
+	if (v->db_cap_bp)	/* its child under the service's cgroup (dbcap.c) */
+		return dbcap_move(th, v, vs_table_find(&g->tab, g->home), g->svc_name);
+	return bind_thread(th, v);
 }
 
 static int

@@ -13,7 +13,8 @@
  *                         a connection of that VS (cgroup.threads)
  *
  * Each child copies its VS's cpu.weight and cpu.max (vsd's own mapping of
- * share and cap), again at every push of the VS table; a child whose VS
+ * share and cap; cpu.max lowered to the VS's db-cpu cap, with its db-burst
+ * as cpu.max.burst, dbcap.c), again at every push of the VS table; a child whose VS
  * is gone sends its threads home and is removed, and so is the tree when
  * the service stops. The cost: the children share the home VS's cpu
  * weight at the level above, and memory stays a domain controller at the
@@ -33,6 +34,7 @@
 #include <unistd.h>
 
 #include "gate.h"
+#include "dbcap.h"
 #include "dbtree.h"
 #include "lib/cgroup-handle.h"
 #include "lib/log.h"
@@ -57,12 +59,19 @@ make_child(const char *name)
 	return cg_threaded_child(rootfd, name);
 }
 
-/* cpu.weight and cpu.max as the VS's own cgroup has them. */
+/* cpu.weight and cpu.max as the VS's own cgroup has them, cpu.max lowered
+ * to its db-cpu cap with its burst (dbcap.c). */
 static void
 copy_cpu(int fd, const struct gate_vs *v)
 {
-	if (v)
-		cg_threaded_copy_cpu(fd, &v->cg);
+	struct cg_bw bw;
+	uint64_t q, p;
+
+	if (!v)
+		return;
+	cgh_cpu_cap(&v->cg, &q, &p);
+	dbcap_bw(v, q, p, &bw);
+	cg_threaded_copy_cpu(fd, &v->cg, &bw);
 }
 
 int

@@ -83,6 +83,10 @@ struct gate_vs {
 	/* dbacct.c: the database's threads' CPU time (ns) and I/O (bytes)
 	 * while they served its connections */
 	uint64_t db_cpu_ns, db_read_bytes, db_write_bytes;
+	/* dbcap.c: its cap on that CPU (basis points, 0: none) and burst (µs),
+	 * from the rules' db-cpu and db-burst */
+	unsigned db_cap_bp;
+	uint64_t db_burst_us;
 	int	 ridx;			/* its index in the gate's rules, -1: none */
 	uint64_t active_t;		/* last time a connection of it was queued */
 	int	 trace_rank;		/* the rank the trace last gave (trace.c) */

@@ -52,6 +52,8 @@ gates_accept_libgateaccept_a_SOURCES = \
 	gates/accept/workers.c \
 	gates/accept/dbthreads.c \
 	gates/accept/dbacct.c \
+	gates/accept/dbcap.c \
+	gates/accept/dbcap.h \
 	gates/accept/dbtree.c \
 	gates/accept/dbtree.h \
 	gates/accept/dbthreads.h

@@ -4,7 +4,8 @@
  * whose interface files are plain files, as on a hybrid host and as on a
  * pure-v2 one (cgh_assume_layout): which file each call writes or reads,
  * what a move says it took, the descriptors it keeps, and the threaded
- * children of lib/cgroup-threaded.c. What the kernel does with the writes
+ * children of lib/cgroup-threaded.c, the capped children of
+ * lib/cgroup-capped.c and a VS's own cap (cgh_cpu_cap). What the kernel does with the writes
  * is the integration tests' (gate-fast, gate-races, gate-mariadb, ...).
  */
 #include "config.h"
@@ -65,13 +66,17 @@ static void
 mkdirs(void)
 {
 	static const char *const d[] = { "cpu", "cpu/www1", "cpuacct", "cpuacct/www1", "memory",
-		"memory/www1", "u", "u/www1", "u/www2", "u/svc", "u/svc/home" };
+		"memory/www1", "u", "u/www1", "u/www2", "u/svc", "u/svc/home", "cpu/home",
+		"cpu/home/db.svc", "cpu/home/db.svc/www1" };
 	static const char *const f[] = { "cpu/www1/tasks", "cpu/www1/cgroup.procs",
 		"cpuacct/www1/tasks", "cpuacct/www1/cgroup.procs", "memory/www1/tasks",
 		"memory/www1/cgroup.procs", "u/www1/cgroup.procs", "u/www2/cgroup.procs",
 		"u/svc/cgroup.subtree_control", "u/svc/home/cgroup.type",
 		"u/svc/home/cgroup.threads", "u/svc/home/cgroup.procs",
-		"u/svc/home/cpu.weight", "u/svc/home/cpu.max" };
+		"u/svc/home/cpu.weight", "u/svc/home/cpu.max", "u/svc/home/cpu.max.burst",
+		"cpu/home/db.svc/www1/tasks", "cpu/home/db.svc/www1/cpu.shares",
+		"cpu/home/db.svc/www1/cpu.cfs_quota_us", "cpu/home/db.svc/www1/cpu.cfs_period_us",
+		"cpu/home/db.svc/www1/cpu.cfs_burst_us" };
 	size_t i;
 
 	for (i = 0; i < sizeof(d) / sizeof(d[0]); i++)
@@ -82,6 +87,11 @@ mkdirs(void)
 	put("u/www1/cpu.stat", "usage_usec 7\nuser_usec 5\nsystem_usec 2\n");
 	put("u/www1/cpu.weight", "250\n");
 	put("u/www1/cpu.max", "30000 100000\n");
+	put("cpu/www1/cpu.shares", "512\n");
+	put("cpu/www1/cpu.cfs_quota_us", "-1\n");
+	put("cpu/www1/cpu.cfs_period_us", "100000\n");
+	put("cpu/home/cpu.cfs_quota_us", "50000\n");
+	put("cpu/home/cpu.cfs_period_us", "100000\n");
 }
 
 /* A handle of www1's table line: "cpu=DIR cpuacct=DIR ..." under top. */
@@ -255,15 +265,92 @@ test_threaded(void)
 	is_str(got("u/svc/home/cgroup.threads"), "123", "through its cgroup.threads");
 	ok(cg_threaded_tids(c, buf, sizeof(buf)) >= 0 && strcmp(buf, "123") == 0,
 	   "its threads read back");
-	cg_threaded_copy_cpu(c, &v);
+	cg_threaded_copy_cpu(c, &v, NULL);
 	is_str(got("u/svc/home/cpu.weight"), "250", "the child gets the VS's cpu.weight");
 	is_str(got("u/svc/home/cpu.max"), "30000 100000", "and its cpu.max");
+	cg_threaded_copy_cpu(c, &v, &(struct cg_bw){ 200000, 1000000, 150000 });
+	ok(strcmp(got("u/svc/home/cpu.max"), "200000 1000000") == 0 &&
+	   strcmp(got("u/svc/home/cpu.max.burst"), "150000") == 0,
+	   "a cap given replaces the VS's: cpu.max and cpu.max.burst");
+	cg_threaded_copy_cpu(c, &v, &(struct cg_bw){ 0, 100000, 0 });
+	ok(strcmp(got("u/svc/home/cpu.max"), "max 100000") == 0 &&
+	   strcmp(got("u/svc/home/cpu.max.burst"), "0") == 0,
+	   "a cap of no quota writes max, and the burst back to 0");
 	ok(cg_threaded_cpu(root, 0) == 0 && strcmp(got("u/svc/cgroup.subtree_control"), "-cpu") == 0,
 	   "cpu taken back from the children");
 	ok(cg_threaded_child(root, "nofiles") == -ENOENT,
 	   "a directory where the kernel made no cgroup files is refused");
 	close(c);
 	close(root);
+	cgh_close(&v);
+}
+
+static void
+test_cap(void)
+{
+	struct cg_handle v, u;
+	uint64_t q = 1, p = 1;
+
+	handle(&v, "cpu=cpu/www1");
+	cgh_cpu_cap(&v, &q, &p);
+	ok(q == 0 && p == 100000, "v1: no quota (-1) reads as no cap, with its period");
+	put("cpu/www1/cpu.cfs_quota_us", "30000\n");
+	cgh_cpu_cap(&v, &q, &p);
+	ok(q == 30000 && p == 100000, "v1: a quota reads as the cap");
+	put("cpu/www1/cpu.cfs_quota_us", "-1\n");
+	handle(&u, "unified=u/www1");
+	cgh_cpu_cap(&u, &q, &p);
+	ok(q == 30000 && p == 100000, "v2: cpu.max QUOTA PERIOD");
+	put("u/www2/cpu.max", "max 100000\n");
+	cgh_close(&u);
+	handle(&u, "unified=u/www2");
+	cgh_cpu_cap(&u, &q, &p);
+	ok(q == 0 && p == 100000, "v2: cpu.max max PERIOD is no cap");
+	cgh_close(&u);
+	cgh_close(&v);
+}
+
+static void
+test_capped(void)
+{
+	struct cg_handle v, home, none;
+	char buf[64];
+	int root, parent = 0, c;
+
+	handle(&v, "cpu=cpu/www1 cpuacct=cpuacct/www1");
+	handle(&home, "cpu=cpu/home");
+	handle(&none, "unified=u/www1");
+	ok(cg_capped_root(&none, "db.svc", &parent) == -ENOENT && parent == -1,
+	   "no v1 cpu cgroup in the home VS: no root");
+	root = cg_capped_root(&home, "db.svc", &parent);
+	ok(root >= 0 && parent >= 0, "the root under the home VS's cpu cgroup, and its parent");
+	c = cg_capped_child(root, "www1");
+	ok(c >= 0, "a capped child (an existing directory is adopted)");
+	cg_capped_limits(c, parent, &v, &(struct cg_bw){ 200000, 1000000, 100000 });
+	is_str(got("cpu/home/db.svc/www1/cpu.shares"), "512", "the child gets the VS's cpu.shares");
+	ok(strcmp(got("cpu/home/db.svc/www1/cpu.cfs_period_us"), "1000000") == 0 &&
+	   strcmp(got("cpu/home/db.svc/www1/cpu.cfs_quota_us"), "200000") == 0 &&
+	   strcmp(got("cpu/home/db.svc/www1/cpu.cfs_burst_us"), "100000") == 0,
+	   "and the bandwidth given: period, quota, burst");
+	cg_capped_limits(c, parent, &v, &(struct cg_bw){ 800000, 1000000, 800000 });
+	ok(strcmp(got("cpu/home/db.svc/www1/cpu.cfs_quota_us"), "500000") == 0 &&
+	   strcmp(got("cpu/home/db.svc/www1/cpu.cfs_burst_us"), "500000") == 0,
+	   "a quota over the parent's rate (0.5 CPU) is lowered to it, and its burst with it");
+	cg_capped_limits(c, parent, &v, &(struct cg_bw){ 0, 100000, 0 });
+	ok(strcmp(got("cpu/home/db.svc/www1/cpu.cfs_quota_us"), "-1") == 0 &&
+	   strcmp(got("cpu/home/db.svc/www1/cpu.cfs_period_us"), "100000") == 0,
+	   "no quota: the child's quota is -1");
+	ok(cg_capped_move(c, &v, 321) == 0, "a thread moves into the child");
+	ok(strcmp(got("cpu/home/db.svc/www1/tasks"), "321") == 0 &&
+	   strcmp(got("cpuacct/www1/tasks"), "321") == 0,
+	   "through its tasks, and into the VS's own cpuacct cgroup");
+	ok(cg_capped_tids(c, buf, sizeof(buf)) >= 0 && strcmp(buf, "321") == 0,
+	   "its threads read back");
+	close(c);
+	close(root);
+	close(parent);
+	cgh_close(&none);
+	cgh_close(&home);
 	cgh_close(&v);
 }
 
@@ -281,6 +368,8 @@ main(void)
 	test_hybrid();
 	test_unified();
 	test_threaded();
+	test_cap();
+	test_capped();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", top);

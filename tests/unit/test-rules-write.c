@@ -137,8 +137,8 @@ same_str(const char *x, const char *y)
 	return x == y || (x && y && strcmp(x, y) == 0);
 }
 
-/* Every VS's name, share, priority, worker limit and network share, and every
- * service, alike in a and b. */
+/* Every VS's name, share, priority, worker limit, database cap and network
+ * share, and every service, alike in a and b. */
 static int
 same_decls(const struct rules *a, const struct rules *b)
 {
@@ -161,6 +161,15 @@ same_decls(const struct rules *a, const struct rules *b)
 				printf("#   VS %s: workers %u, %u bp, read back %u, %u bp\n",
 				    a->vs[i].name, a->vs[i].workers_n, a->vs[i].workers_bp,
 				    b->vs[i].workers_n, b->vs[i].workers_bp);
+		}
+	/* the database cap the accept gate enforces (tests/rules/good-db-cpu.rules) */
+	for (i = 0; i < a->nvs && i < b->nvs; i++)
+		if (a->vs[i].db_cpu != b->vs[i].db_cpu ||
+		    a->vs[i].db_burst_ms != b->vs[i].db_burst_ms) {
+			if (bad++ < 3)
+				printf("#   VS %s: db-cpu %u bp db-burst %u ms, read back %u bp %u ms\n",
+				    a->vs[i].name, a->vs[i].db_cpu, a->vs[i].db_burst_ms,
+				    b->vs[i].db_cpu, b->vs[i].db_burst_ms);
 		}
 	/* the network share, as set (tests/rules/good-net.rules) */
 	for (i = 0; i < a->nvs && i < b->nvs; i++) {

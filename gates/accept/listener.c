@@ -35,7 +35,7 @@ struct gated_listener *
 listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 {
 	struct gated_listener *l;
-	int sfd, fresh;
+	int sfd, fresh, moved = 0;
 
 	*not_ours = 1;
 	/* fast path: the same fd as last time, still the same file (one kcmp
@@ -56,6 +56,7 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		 * it (a listener not on the fast path writes no records) */
 		if (th->fd_unseen)
 			g->fp_fd_moved++;
+		moved = th->fd_unseen;
 	}
 	th->fd_seen = 0;
 	th->fd_unseen = 0;
@@ -63,6 +64,10 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		return NULL;	/* bad fd: the kernel will say EBADF */
 	if (!(l = listener_of(g, sfd, 0, &fresh)))
 		return NULL;
+	/* that accept's record, if it took one of l's, is yet to be read:
+	 * counted now, it is not one outside the gate (fp-model.c) */
+	if (moved)
+		th->fd_moved_to = fp_listener_id(l);
 	*not_ours = 0;
 	th->last_fd = fd;
 	th->last_l = l;

@@ -221,25 +221,61 @@ wait "$P2" 2>/dev/null
 # every time, so the first accept after the swap may be taken for the old
 # listener's: at most that request begins in the VS the old one would have
 # served (www1), and the status counts it (fd_moved); nothing is lost or
-# doubled
+# doubled. The swap comes more than the 5 s after the second listen() for
+# which the gate keeps a listener no thread has accepted on
+# (GATE_LISTEN_GC_MS), as on a slow machine: the service holds it at
+# another number than it listened on, and the gate must still see that it
+# has it, or it drops the registration and connections queued before the
+# next accept go unrecorded and are served at home
 start swap "" -S || fail "the swapping service starts"
 SP2=$(awk '/^port2 /{print $2; exit}' "$R/swap.log")
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 -v > "$R/swap1"
+sleep 5.5
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r swap -v >> "$R/swap1"
 is "$(count "$R/swap1" www1)" 21 "swap: the 21 requests before the swap begin in www1"
-vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 30 -v > "$R/swap2"
-is "$(grep -c '^ok 30 bad 0' "$R/swap2")" 1 "swap: the 30 requests to the new listener are answered once each"
+sleep 0.3	# the slow tick, which drops unused listeners, runs every 100 ms
+# the first request is held while the next ones queue behind it
+touch "$R/swap.hold"
+vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 1 -v -r "hold $R/swap.hold" > "$R/swap2" &
+c1=$!
+sleep 0.3
+vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 29 -v > "$R/swap2b" &
+c2=$!
+sleep 0.3
+rm -f "$R/swap.hold"
+wait "$c1" "$c2"
+cat "$R/swap2b" >> "$R/swap2"
+is "$(grep -c '^ok 1 bad 0' "$R/swap2")/$(grep -c '^ok 29 bad 0' "$R/swap2")" 1/1 \
+	"swap: the 30 requests to the new listener are answered once each"
 wrong=$(count "$R/swap2" www1) fdm=$(fast swap fd_moved)
 diag "swap: of 30, $(count "$R/swap2" www2) began in www2, $wrong in www1, $(count "$R/swap2" base) at home; fd_moved $fdm"
 check "swap: at most one request begins in the old listener's VS ($wrong)" [ "$wrong" -le 1 ]
 check "swap: each is counted (fd_moved $fdm >= $wrong), once (<= 1)" [ "${fdm:-0}" -ge "$wrong" -a "${fdm:-9}" -le 1 ]
-# (the new listener is registered at its listen(): none begins at home)
+# (the new listener is registered at its listen() and stays so while the
+# service has it: none begins at home)
 home=$(count "$R/swap2" base)
 check "swap: the others begin in www2 (none at home: $home)" \
 	[ $(( $(count "$R/swap2" www2) + wrong )) = 30 -a "$home" = 0 ]
 n=$(unhanded swap www2 "${SP2:-0}" 30 "$R/swap3")
 is "$(count "$R/swap3" www2)" 30 "swap: then all 30 begin in www2"
 check "swap: the new listener is on the fast path ($n of 30 without a hand-over)" [ "$n" -ge 25 ]
+stop
+
+# --- the same swap with no wait: the thread's next accept comes before the
+# gate's tick has read the new listener's ring, so the record of the
+# request that began in www1 is read after that accept counted it
+# (fd_moved); it is not counted again as an accept outside the gate's
+# decision (status "outside", a warning in the log)
+start swapq "" -S || fail "the swapping service starts"
+SP2=$(awk '/^port2 /{print $2; exit}' "$R/swapq.log")
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 20 > /dev/null
+vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r swap > /dev/null
+vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 30 -v > "$R/swapq"
+wrong=$(count "$R/swapq" www1) fdm=$(fast swapq fd_moved) out=$(svc swapq "['outside']")
+diag "swap, no wait: of 30, $(count "$R/swapq" www2) began in www2, $wrong in www1; fd_moved $fdm, outside $out"
+check "swap, no wait: 30 answered; one begins in www1 at most, counted once (fd_moved $fdm), not as outside the gate ($out)" \
+	sh -c '[ "$(grep -c "^ok 30 bad 0" "$1")" = 1 ] && [ "$2" -le 1 ] && [ "$3" -ge "$2" ] && [ "$3" -le 1 ] && [ "$4" = 0 ]' \
+	- "$R/swapq" "$wrong" "${fdm:-9}" "${out:-9}"
 stop
 
 # --- a listener with no accept for longer than the gate keeps an unused

@@ -24,6 +24,17 @@ static int handed_take(struct fp_listener *f, uint64_t cookie);
 static int q_find(struct fp_listener *f, uint64_t cookie);
 static void q_remove(struct fp_listener *f, unsigned i);
 
+/* Was th let through for another listener before its descriptor named f's,
+ * and counted so at its next accept (listener_get())? (once) */
+static int
+fd_moved_take(struct service_thread *th, const struct fp_listener *f)
+{
+	if (th->fd_moved_to != f->id)
+		return 0;
+	th->fd_moved_to = 0;
+	return 1;
+}
+
 /* threads let through whose accept record was not read when they ended */
 static pid_t gone[FP_GONE];
 static unsigned gone_i;
@@ -59,14 +70,17 @@ fp_on_record(void *ctx, void *data, size_t len)
 			/* not let through by us: the connection has left the
 			 * queue all the same. Not an accept outside the
 			 * gate's decision if we handed it over (the
-			 * tracepoint records the accept that returned it) or
+			 * tracepoint records the accept that returned it),
 			 * let the thread through before it ended (its record
-			 * read late) */
+			 * read late), or for another listener before the
+			 * service put this one on its descriptor (fd_moved,
+			 * counted already) */
 			if ((j = q_find(f, a->cookie)) >= 0)
 				q_remove(f, (unsigned)j);
 			else
 				f->early[f->early_i++ % FP_EARLY] = a->cookie;
-			if (th ? !handed_take(f, a->cookie) : !gone_take((pid_t)a->tid)) {
+			if (th ? !handed_take(f, a->cookie) && !fd_moved_take(th, f) :
+			    !gone_take((pid_t)a->tid)) {
 				if (f->nout < FP_OUTSIDE)
 					f->out[f->nout++] = *a;
 				else

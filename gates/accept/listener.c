@@ -35,7 +35,7 @@ struct gated_listener *
 listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 {
 	struct gated_listener *l;
-	int sfd, fresh;
+	int sfd, fresh, moved = 0;
 
 	*not_ours = 1;
 	/* fast path: the same fd as last time, still the same file (one kcmp
@@ -56,6 +56,7 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		 * it (a listener not on the fast path writes no records) */
 		if (th->fd_unseen)
 			g->fp_fd_moved++;
+		moved = th->fd_unseen;
 	}
 	th->fd_seen = 0;
 	th->fd_unseen = 0;
@@ -63,6 +64,10 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		return NULL;	/* bad fd: the kernel will say EBADF */
 	if (!(l = listener_of(g, sfd, 0, &fresh)))
 		return NULL;
+	/* that accept's record, if it took one of l's, is yet to be read:
+	 * counted now, it is not one outside the gate (fp-model.c) */
+	if (moved)
+		th->fd_moved_to = fp_listener_id(l);
 	*not_ours = 0;
 	th->last_fd = fd;
 	th->last_l = l;
@@ -236,6 +241,7 @@ forget_listener(struct service_thread *th, void *l)
 
 struct in_use {
 	const struct gated_listener *l;
+	int any;	/* whichever listener the thread last accepted on */
 	int yes;
 };
 
@@ -244,9 +250,29 @@ in_use_by(struct service_thread *th, void *arg)
 {
 	struct in_use *u = arg;
 
-	if (!u->yes && th->last_l == u->l &&
+	if (!u->yes && (u->any || th->last_l == u->l) &&
 	    syscall(SYS_kcmp, th->tid, self_pid, KCMP_FILE, th->last_fd, u->l->fd) == 0)
 		u->yes = 1;
+}
+
+/* The thread that listened on l still has it at that number. */
+static int
+owner_has(struct gated_listener *l)
+{
+	struct stat st;
+	int sfd, yes = 0;
+
+	if (l->owner_pidfd < 0)
+		return 0;
+	if ((sfd = pidfd_getfd(l->owner_pidfd, l->owner_fd, 0)) >= 0) {
+		yes = fstat(sfd, &st) == 0 && st.st_ino == l->ino && st.st_dev == l->dev;
+		close(sfd);
+	}
+	if (!yes) {	/* gone, or that number names another file now */
+		close(l->owner_pidfd);
+		l->owner_pidfd = -1;
+	}
+	return yes;
 }
 
 /*
@@ -254,28 +280,26 @@ in_use_by(struct service_thread *th, void *arg)
  * l is the service's still, however long ago its last accept came: the
  * thread may be serving a long request, or waiting in the kernel's accept
  * (fastpath.c), and a listener dropped meanwhile would lose its socket
- * gate registration, so connections queued then would go unrecorded. So
- * does the thread that listened on it (listener_own()), which may not
- * have accepted yet.
+ * gate registration, so connections queued then would go unrecorded and
+ * be served at home. So does the thread that listened on it
+ * (listener_own()), which may not have accepted yet. And so does a thread
+ * that has l at the number it last accepted another listener on: the
+ * service put l there (dup2), and the thread may wait on it in the
+ * kernel's accept, taken for the other one until its next accept
+ * (fastpath.c, "the listener's identity"), while l's own number is closed.
+ * That last look asks every thread, so it comes only when the others
+ * found nothing, for a listener about to be dropped.
  */
 int
 listener_in_use(struct gated_listener *l)
 {
-	struct in_use u = { l, 0 };
-	struct stat st;
-	int sfd;
+	struct in_use u = { l, 0, 0 };
 
 	thread_foreach(in_use_by, &u);
-	if (u.yes || l->owner_pidfd < 0)
-		return u.yes;
-	if ((sfd = pidfd_getfd(l->owner_pidfd, l->owner_fd, 0)) >= 0) {
-		u.yes = fstat(sfd, &st) == 0 && st.st_ino == l->ino && st.st_dev == l->dev;
-		close(sfd);
-	}
-	if (!u.yes) {	/* gone, or that number names another file now */
-		close(l->owner_pidfd);
-		l->owner_pidfd = -1;
-	}
+	if (u.yes || owner_has(l))
+		return 1;
+	u.any = 1;
+	thread_foreach(in_use_by, &u);
 	return u.yes;
 }
 

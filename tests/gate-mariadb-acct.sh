@@ -107,13 +107,16 @@ check "www2: its cgroup's usage agrees (+-15% + 20 ms)" within "$A2 * 1000" "$G2
 check "www2 was charged about 3 times www1 (2.4-3.6: equal queries vary with the cache and the CPU's clock)" \
 	python3 -c "import sys; r = $A2 / max($A1, 1); print(r); sys.exit(not 2.4 <= r <= 3.6)"
 
-# a VS with one trivial query is charged about nothing
+# a VS with one trivial query is charged about nothing: next to www1's one
+# CPU-bound query, what its connection's setup and SELECT 1 cost (under
+# emulation the setup alone takes tens of ms, so no absolute bound)
 open_client www3
 ask www3 "SELECT 1;"
 close_client
 A3=$(db www3 db_cpu_usec)
 diag "www3: one SELECT 1: charged $A3 us"
-check "www3 (one SELECT 1) is charged less than 20 ms" test "$A3" -lt 20000
+check "www3 (one SELECT 1) is charged less than a tenth of www1's one query ($((A1 / 10)) us)" \
+	test "$A3" -lt $((A1 / 10))
 check "www3 has an entry (its connection was served)" test "$(db www3 served)" -ge 1
 
 # the same figure everywhere: the status, vsctl show, vsctl top, the metrics

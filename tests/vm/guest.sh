@@ -72,6 +72,7 @@ tests/lint-figures.sh         reads the documents: no kernel or systemd
 tests/lint-man.sh             reads the man pages and the sources: no kernel or systemd
 tests/package-lint.sh         builds the package and runs lintian (dpkg-dev is not in the image); the package is installed here by tests/vm/package.sh
 tests/dist-complete.sh        compares the release tarball with git (not in the image)
+tests/wordpress-tiny.sh       five modes of Apache, PHP-FPM and MariaDB with 10,000 posts a site: under TCG a page takes about a second and the loads time out (the database mode on pure v2: gate-mariadb*.sh here)
 tests/lint-gate-calls.sh      reads the gate'"'"'s objects with nm (no binutils in the image); no kernel or systemd
 tests/lint-gate-layout.sh     reads the gate'"'"'s sources: no kernel or systemd
 '

@@ -103,9 +103,12 @@ check "www2: its db_cpu_usec is the CPU its queries took (thread's schedstat, +-
 check "www1: its cgroup's usage agrees (+-15% + 20 ms: the client's own CPU, the move's start)" \
 	within "$A1 * 1000" "$G1" 0.15 2e7
 check "www2: its cgroup's usage agrees (+-15% + 20 ms)" within "$A2 * 1000" "$G2" 0.15 2e7
-# each query is the same work: 1:3 within the spread of equal queries' CPU
-check "www2 was charged about 3 times www1 (2.4-3.6: equal queries vary with the cache and the CPU's clock)" \
-	python3 -c "import sys; r = $A2 / max($A1, 1); print(r); sys.exit(not 2.4 <= r <= 3.6)"
+# each query is the same work, but equal queries' CPU varies with the cache
+# and the CPU's clock (under emulation 3 took 3.65 times one): the charges'
+# ratio follows what the thread ran for each VS, and 3 cost more than 2
+check "www2 was charged about 3 times www1: more than 2 times, and the threads' own ratio +-10%" \
+	python3 -c "import sys; r = $A2 / max($A1, 1); c = $C2 / max($C1, 1); print(r, c)
+sys.exit(not (r > 2 and abs(r - c) <= 0.1 * c))"
 
 # a VS with one trivial query is charged about nothing: next to www1's one
 # CPU-bound query, what its connection's setup and SELECT 1 cost (under

@@ -198,6 +198,19 @@ fp_entry_vs(struct gate *g, const struct fp_entry *e)
 	return v ? v : vs_table_find(&g->tab, g->home);
 }
 
+/* The CPU time the accept record of tid read so far says it had as its
+ * accept returned (records.bpf.c); 0 if there is none yet. */
+static uint64_t
+direct_base(const struct fp_listener *f, pid_t tid)
+{
+	unsigned i;
+
+	for (i = f->nev; i-- > 0;)
+		if ((pid_t)f->ev[i].tid == tid)
+			return f->ev[i].cpu;
+	return 0;
+}
+
 /* The direct waiter took the model's head (it has, or will: it is the only
  * thread in the kernel's accept): re-bind it there, measure what it ran
  * in the VS it was in. */
@@ -208,7 +221,7 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 	struct service_thread *th = f->direct;
 	struct fp_entry *e = fp_q_at(f, 0);
 	struct gate_vs *v;
-	uint64_t cpu;
+	uint64_t cpu, base = 0;
 
 	/* two arrivals too close to tell apart, of different VSs: the thread
 	 * may have the other one; serve it as the first, then drop the model */
@@ -222,18 +235,25 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 	if ((v = gate_rebind_vs(g, th, e->vs ? e->vs : g->home)))
 		v->served++;
 	workers_take(&g->wk, th, e->vs ? e->vs : g->home);	/* a limit set while it waited */
-	/* the CPU it ran since it was let through, in the VS it was in: only
+	/* the CPU it ran after its accept returned, in the VS it was in: only
 	 * an error if that was another VS. The move settled its account
-	 * (gate_bind()), so th->cpu_mark is that CPU time, read just now: no
-	 * second read, and none at all when it stays */
-	cpu = th->cpu_mark;
-	if (th->bound != was && cpu > f->direct_cpu) {
-		uint64_t d = cpu - f->direct_cpu;
-
+	 * (gate_bind()), so th->cpu_mark is its CPU time, read just before the
+	 * move; its accept record, once in the ring, has what it had as the
+	 * call returned. No read when it stays, and none when it is let wait */
+	if (th->bound != was) {
+		if (!(base = direct_base(f, th->tid))) {
+			ring_buffer__consume(f->rb);	/* it may have returned since */
+			base = direct_base(f, th->tid);
+		}
+		cpu = th->cpu_mark;
 		g->fp_direct_moved++;
-		g->fp_direct_cpu_ns += d;
-		if (d > g->fp_direct_cpu_max)
-			g->fp_direct_cpu_max = d;
+		if (base && cpu > base) {	/* else it had not returned: none */
+			uint64_t d = cpu - base;
+
+			g->fp_direct_cpu_ns += d;
+			if (d > g->fp_direct_cpu_max)
+				g->fp_direct_cpu_max = d;
+		}
 	}
 	g->fp_direct++;
 	th->fp_cookie = e->cookie;	/* its accept record tells if it was */
@@ -470,6 +490,21 @@ fp_tick(struct gate *g, struct gated_listener *l, uint64_t now)
  * again for up to FP_LAG_NS before we give up (the choice, fp-decision.c,
  * then drains), since a drain fills the gate's own queue, which keeps the
  * fast path off until it has been served.
+ *
+ * An empty model (nothing read and not accepted, nothing promised, no
+ * record lost) is taken as an empty queue without asking the kernel: the
+ * one system call the gate adds to most accepts of a busy VS. What the
+ * question would catch is an arrival whose record lags by a few
+ * microseconds. With nothing queued the choice is a thread let wait in the
+ * kernel, or a wait in the gate for the listener to become readable: the
+ * first may take that arrival at once, which is the direct waiter's race
+ * (fastpath.c: the ring wakes us, we move it, the CPU it ran before is
+ * counted in direct_cpu_usec), and the second is woken by the readiness.
+ * So skipping the question adds to that race's window, never a connection
+ * served where the gate did not see it. The kernel is still asked at least
+ * every FP_ASK_NS, so that connections no record will ever name (the
+ * socket gate's settings gone from the listener's VS) cannot go unseen
+ * for longer: at the first mismatch the gate drains, as before.
  */
 int
 fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
@@ -480,7 +515,11 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 
 	for (;;) {
 		fp_read(g, l, t);
-		if ((qlen = gate_backlog(l->fd)) < 0 || f->lost)
+		if (f->lost)
+			return -1;
+		if (f->qn == 0 && f->expect == 0 && f->fed && t - f->agreed_t < FP_ASK_NS)
+			return 0;
+		if ((qlen = gate_backlog(l->fd)) < 0)
 			return -1;
 		if (f->expect && t - f->expect_t > FP_EXPECT_NS) {
 			f->expect = 0;	/* a thread let through died before its dequeue */
@@ -490,8 +529,10 @@ fp_sync(struct gate *g, struct gated_listener *l, uint64_t now)
 		/* equal, unless a record lags its connection (either kind: an
 		 * arrival or an accept), so that no connection is hidden */
 		d = qlen - (int)f->qn;
-		if (d == (int)f->expect)
+		if (d == (int)f->expect) {
+			f->agreed_t = t;
 			return qlen;
+		}
 		if ((t = now_ns()) - now > FP_LAG_NS)
 			return qlen;
 	}

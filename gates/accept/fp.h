@@ -38,6 +38,7 @@
 #define FP_GONE		64		/* threads let through that ended before their record was read */
 #define FP_OUTSIDE_LOG_NS 10000000000ull	/* log outside accepts at most this often */
 #define FP_FLAGS_NS	10000000ull	/* read the listener's O_NONBLOCK and Fast Open this often */
+#define FP_ASK_NS	10000000ull	/* ask the kernel's count this often even when the model is empty */
 
 struct fp_entry {
 	uint64_t cookie;
@@ -63,8 +64,8 @@ struct fp_listener {
 	unsigned void_n;		/* threads let through before the last drop, still to dequeue */
 	uint64_t void_t;		/* when the last drop came */
 	struct service_thread *direct;	/* a thread let into a blocking accept */
-	uint64_t direct_cpu;		/* its CPU time then */
 	uint64_t no_wait_t;		/* when no_wait was read (0: never) */
+	uint64_t agreed_t;		/* when the kernel's count last matched the model */
 	int	 no_wait;		/* non-blocking, or Fast Open: no thread waits in the kernel */
 	uint32_t run_vs;		/* the VS of the latest arrivals... */
 	unsigned run_len;		/* ...and how many in a row */

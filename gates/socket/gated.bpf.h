@@ -194,7 +194,8 @@ static __always_inline void ring_put(const struct vsd_gated_val *gv, struct vsd_
 	wake = *(volatile __u32 *)&ctl->wake;
 	if (!a->tid && (wake == VSD_WAKE_ALWAYS || (wake != VSD_WAKE_NEVER && wake != a->vs_id)))
 		flags = BPF_RB_FORCE_WAKEUP;
-	a->t = bpf_ktime_get_ns();
+	if (!a->tid)
+		a->t = bpf_ktime_get_ns();
 	if (bpf_ringbuf_output(ring, a, sizeof(*a), flags))
 		__sync_fetch_and_add(&ctl->dropped, 1);
 }

@@ -102,7 +102,7 @@ BENCH_PAGES = benchmarks/results/accept-attrs-cost.md benchmarks/results/accept-
 	benchmarks/results/syscall-tax.md benchmarks/results/top-cost.md benchmarks/results/unix-peer-cost.md \
 	benchmarks/results/vhosts.md benchmarks/results/db-mode.md benchmarks/results/wordpress.md
 dist_noinst_DATA += $(BENCH_PAGES) \
-	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/hosting.csv \
+	benchmarks/results/accept-attrs-cost.csv benchmarks/results/accept-cost.csv benchmarks/results/accept-cost-home.csv benchmarks/results/hosting.csv \
 	benchmarks/results/hosting.png benchmarks/results/hosting-b60.csv benchmarks/results/hosting-nginx.csv benchmarks/results/hosting-nginx.png benchmarks/results/insulation-remote.csv benchmarks/results/insulation-remote.png \
 	benchmarks/results/insulation.csv benchmarks/results/insulation-b60.csv benchmarks/results/insulation.png benchmarks/results/kernel-6.1-fallbacks.csv \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \

@@ -336,6 +336,39 @@ like "$(grep '^pool one ' "$H/report")" "serves one account, ${ACCT[2]}: keep it
 	"the vhost with its own handler keeps it"
 check "the file gates the shared pool" grep -q '^service php82-fpm ' "$H/out.rules"
 
+# PHP-FPM of every installed version: sites 3 to 6 on pools of PHP 5.6,
+# 7.0, 7.4 and 8.1 (one each), sites 1 and 2 on 8.2's pools of one account
+# each. Every version is then run by vsd, each request's PHP charged to its
+# account (keep it, in VS ...), though no pool serves several accounts;
+# the five homes share 20% of the machine
+H=$T/hv
+gen "$H" 6
+VERSIONS="5.6 7.0 7.4 8.1"
+n=3
+for v in $VERSIONS; do
+	mkdir -p "$H/root/etc/php/$v/fpm/pool.d"
+	printf '[p%s]\nuser = www-data\nlisten = %s\npm = ondemand\npm.max_children = 3\n' "${v/./}" \
+		"$H/root/run/php/php$v-fpm.sock" >"$H/root/etc/php/$v/fpm/pool.d/www.conf"
+	sed -i "s|$H/root/run/php/shared.sock|$H/root/run/php/php$v-fpm.sock|" "$H/apache2/sites/site00$n.conf"
+	n=$((n + 1))
+done
+imp "$H" --apache -o "$H/out.rules"
+is "$RC" 0 "five PHP versions: exit 0"
+n=3 want=
+for v in $VERSIONS; do
+	want+="pool p${v/./} (PHP $v, /etc/php/$v/fpm/pool.d/www.conf:1; user www-data, listen $H/root/run/php/php$v-fpm.sock, pm ondemand, max_children 3): serves one account, ${ACCT[$((n - 1))]}: keep it, in VS ${ACCT[$((n - 1))]}; memory: not running"$'\n'
+	n=$((n + 1))
+done
+is "$(grep '^pool p[0-9]' "$H/report")" "${want%$'\n'}" "the pool of each version, each serving its one account"
+is "$(grep '^vs php' "$H/out.rules" | tr '\t' ' ')" "$(for v in $VERSIONS 8.2; do echo "vs php${v/./} cpu 4% # home of the gated PHP $v pools"; done)" \
+	"a home VS for each version, 4% each: 20% for the five"
+is "$(grep -A1 '^service' "$H/out.rules" | tr -d '\t\\' | grep -v '^--$' | paste -d' ' - -)" \
+	"$(for v in $VERSIONS 8.2; do echo "service php${v/./}-fpm home php${v/./} attrs-timeout 200ms  command \"/usr/sbin/php-fpm$v --nodaemonize --fpm-config $H/root/etc/php/$v/fpm/php-fpm.conf\""; done)" \
+	"each version's master run by vsd under the gate, 8.2 too, whose pools serve one account each"
+is "$(vsctl check --json "$H/out.rules" | json '[d["ok"], d["vs"], d["services"]]')" "[true, 11, 5]" \
+	"vsctl check takes it: 6 accounts and 5 homes, 5 services"
+is "$(grep -c 'has one pool: nothing to consolidate$' "$H/report")" 4 "four versions with one pool: nothing to consolidate"
+
 # Names that are not VS names: mapped, reported, and the file is written
 H=$T/h6
 gen "$H" 4

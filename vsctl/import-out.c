@@ -16,7 +16,8 @@
 #include "import.h"
 #include "import-fold.h"
 
-#define HOME_SHARE_BP	500	/* each gated pool's home VS: 5%, as rules/examples */
+#define HOME_SHARE_BP	500	/* each gated pool's home VS: 5%, as rules/examples... */
+#define HOMES_BP	2000	/* ...and all of them at most the 20% the accounts leave */
 #define ACCOUNT_MAX_BP	100	/* an account's share: at most 1%... */
 #define ACCOUNTS_BP	8000	/* ...and all of them at most 80%, the rest for the provider */
 
@@ -32,12 +33,17 @@ imp_php_home(const char *version, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-/* The versions with a pool that serves several accounts: a gated service each. */
+/*
+ * The versions with a pool that serves a site: a gated service each, which
+ * runs the version's master and every pool of it. A pool of one account
+ * needs it as much as a shared one: else it stays in the distribution's
+ * unit, outside every VS, and "keep it, in VS x" would not be true.
+ */
 static int
 version_gated(const struct imp *im, const char *version)
 {
 	for (size_t p = 0; p < im->npool; p++)
-		if (im->pool[p].naccounts > 1 && strcmp(im->pool[p].version, version) == 0)
+		if (im->pool[p].naccounts > 0 && strcmp(im->pool[p].version, version) == 0)
 			return 1;
 	return 0;
 }
@@ -81,7 +87,7 @@ imp_write_rules(const struct imp *im, struct buf *b)
 	size_t nvs = im->per_site ? im->nsite : im->nacct, nhomes = 0, i, p;
 	struct fold_item *it;
 	const char **vs;
-	unsigned share;
+	unsigned share, home_share = HOME_SHARE_BP;
 	char t[16];
 
 	for (p = 0; p < im->npool; p++)
@@ -92,6 +98,9 @@ imp_write_rules(const struct imp *im, struct buf *b)
 		share = ACCOUNT_MAX_BP;
 	if (share == 0)
 		return -E2BIG;
+	/* many PHP versions: their homes share what the accounts leave */
+	if (nhomes && home_share * nhomes > HOMES_BP)
+		home_share = HOMES_BP / nhomes;
 	buf_printf(b, "# Written by vsctl import: %zu sites, %zu accounts, %zu PHP-FPM pools.\n"
 		   "# Check it (vsctl check FILE), then vsctl apply --dry-run FILE.\n\n",
 		   im->nsite, im->nacct, im->npool);
@@ -105,7 +114,7 @@ imp_write_rules(const struct imp *im, struct buf *b)
 			continue;
 		imp_php_home(im->pool[p].version, home, sizeof(home));
 		buf_printf(b, "vs %s cpu %s\t# home of the gated PHP %s pools\n", home,
-			   fmt_percent(HOME_SHARE_BP, t, sizeof(t)), im->pool[p].version);
+			   fmt_percent(home_share, t, sizeof(t)), im->pool[p].version);
 	}
 	/* one VS per account (or site), in name order */
 	vs = calloc(nvs ? nvs : 1, sizeof(*vs));

@@ -355,6 +355,19 @@ like "$(grep '^pool one ' "$H/report")" "serves one account, ${ACCT[2]}: keep it
 	"the vhost with its own handler keeps it"
 check "the file gates the shared pool" grep -q '^service php82-fpm ' "$H/out.rules"
 
+# nginx's fastcgi_pass naming an upstream block: the pool its server listens
+# on serves the sites that pass to it (here all three, of three accounts)
+H=$T/hu
+gen "$H" 3
+printf 'upstream php82 {\n\tserver unix:%s;\n}\n' "$H/root/run/php/shared.sock" >"$H/nginx/sites/0-upstream.conf"
+sed -i 's|fastcgi_pass unix:.*;|fastcgi_pass php82;|' "$H"/nginx/sites/site00[123].conf
+imp "$H" --nginx -o "$H/out.rules"
+is "$RC" 0 "fastcgi_pass to an upstream: exit 0"
+like "$(grep '^pool shared ' "$H/report")" "serves 3 accounts: gate it;" \
+	"the upstream's server is the shared pool's socket: it serves the three accounts"
+is "$(grep -c '^pool \(one\|two\) .*: serves no site found;' "$H/report")" 2 \
+	"the pools no site passes to serve none"
+
 # PHP-FPM of every installed version: sites 3 to 6 on pools of PHP 5.6,
 # 7.0, 7.4 and 8.1 (one each), sites 1 and 2 on 8.2's pools of one account
 # each. Every version is then run by vsd, each request's PHP charged to its

@@ -159,8 +159,27 @@ like "$(grep '^pool shared ' "$S/report")" "serves 58 accounts: gate it; memory:
 like "$(grep '^pool one ' "$S/report")" "^pool one \(PHP 8.2, /etc/php/8.2/fpm/pool.d/one.conf:2; user ${ACCT[0]}, listen $S/root/run/php/one.sock, pm static, max_children 1\): serves one account, ${ACCT[0]}: keep it, in VS ${ACCT[0]};" \
 	"pool one, of one account: keep it, in that account's VS (its file:line, user, listen, pm)"
 like "$(grep '^pool two ' "$S/report")" "serves one account, ${ACCT[1]}: keep it" "pool two, of one account: keep it"
-like "$(grep '^consolidating' "$S/report")" "^consolidating PHP 8.2's 3 pools into one gated pool: not measured \(3 of them not running\)" \
-	"no memory figure for pools that do not run"
+# The saving's basis, computed here from the benchmark's results (python's
+# median, not vsctl's build): one gated pool's and the two per-site pools'
+# PSS, and a pool's processes, its master and the run's workers
+read -r GATED PER_SITE < <(python3 - "$top_srcdir/benchmarks/results/hosting.csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+print(*(round(statistics.median(int(r['pools_pss_kb']) for r in rows if r['mode'] == m))
+        for m in ('gated', 'per-site')))
+PY
+)
+WORKERS=$(sed -n 's/.*`benchmarks\/hosting [^`]*--workers \([0-9]*\).*/\1/p' "$top_srcdir/benchmarks/results/hosting.md")
+[ -n "$WORKERS" ] || WORKERS=$(sed -n 's/.*[ 	]WORKERS=\([0-9]*\).*/\1/p' "$top_srcdir/benchmarks/hosting")
+# mib KIB: as the report writes it
+mib() { echo "$(($1 / 1024)).$(($1 % 1024 * 10 / 1024)) MiB"; }
+# basis WORKERS_THAT_GO: the saving, what it rests on
+basis() {
+	local per=$(((PER_SITE - GATED) / (WORKERS + 1)))
+	echo "saves $(mib $(($1 * (PER_SITE - GATED) / (WORKERS + 1)))), $1 workers (pm.max_children of all pools but the largest) at $(mib $per) a process (basis: benchmarks/results/hosting.csv, where 2 per-site pools took $(mib "$PER_SITE") PSS and one gated pool $(mib "$GATED"), $((WORKERS + 1)) processes a pool)"
+}
+is "$(grep '^consolidating' "$S/report")" "consolidating PHP 8.2's 3 pools into one gated pool: $(basis 2); now: 2 of those pools not running" \
+	"the saving of one gated pool: the workers of the two smaller pools, at the hosting benchmark's figure a process, even with the pools not running"
 
 imp "$S" --apache -o "$T/apache.rules"
 is "$RC" 0 "import --apache exits 0"
@@ -219,8 +238,8 @@ is "$RC" 0 "import again exits 0"
 sed 's/^/# /' "$S/report"
 check "import again after apply: the same file" cmp "$T/auto.rules" "$T/again.rules"
 like "$(grep '^pool shared ' "$S/report")" "memory: [0-9]+\.[0-9] MiB PSS in 2 processes$" "the shared pool's PSS, from its 2 workers"
-like "$(grep '^consolidating' "$S/report")" "^consolidating PHP 8.2's 3 pools into one gated pool: saves [0-9]+\.[0-9] MiB \(basis: the PSS of these pools now, less the largest; benchmarks/results/hosting.md" \
-	"the saving of one gated pool, on its basis"
+like "$(grep '^consolidating' "$S/report")" "^consolidating PHP 8.2's 3 pools into one gated pool: $(basis 2 | sed 's/[().]/\\&/g'); now: [0-9]+\.[0-9] MiB PSS in those pools$" \
+	"the saving, on the same basis, and the PSS of the pools that would go now"
 
 # Requests through each front end: each site's PHP runs in its owner's VS,
 # whichever pool serves it (the shared one, or its account's own)
@@ -335,6 +354,52 @@ like "$(grep '^pool shared ' "$H/report")" "serves 2 accounts: gate it;" \
 like "$(grep '^pool one ' "$H/report")" "serves one account, ${ACCT[2]}: keep it" \
 	"the vhost with its own handler keeps it"
 check "the file gates the shared pool" grep -q '^service php82-fpm ' "$H/out.rules"
+
+# nginx's fastcgi_pass naming an upstream block: the pool its server listens
+# on serves the sites that pass to it (here all three, of three accounts)
+H=$T/hu
+gen "$H" 3
+printf 'upstream php82 {\n\tserver unix:%s;\n}\n' "$H/root/run/php/shared.sock" >"$H/nginx/sites/0-upstream.conf"
+sed -i 's|fastcgi_pass unix:.*;|fastcgi_pass php82;|' "$H"/nginx/sites/site00[123].conf
+imp "$H" --nginx -o "$H/out.rules"
+is "$RC" 0 "fastcgi_pass to an upstream: exit 0"
+like "$(grep '^pool shared ' "$H/report")" "serves 3 accounts: gate it;" \
+	"the upstream's server is the shared pool's socket: it serves the three accounts"
+is "$(grep -c '^pool \(one\|two\) .*: serves no site found;' "$H/report")" 2 \
+	"the pools no site passes to serve none"
+
+# PHP-FPM of every installed version: sites 3 to 6 on pools of PHP 5.6,
+# 7.0, 7.4 and 8.1 (one each), sites 1 and 2 on 8.2's pools of one account
+# each. Every version is then run by vsd, each request's PHP charged to its
+# account (keep it, in VS ...), though no pool serves several accounts;
+# the five homes share 20% of the machine
+H=$T/hv
+gen "$H" 6
+VERSIONS="5.6 7.0 7.4 8.1"
+n=3
+for v in $VERSIONS; do
+	mkdir -p "$H/root/etc/php/$v/fpm/pool.d"
+	printf '[p%s]\nuser = www-data\nlisten = %s\npm = ondemand\npm.max_children = 3\n' "${v/./}" \
+		"$H/root/run/php/php$v-fpm.sock" >"$H/root/etc/php/$v/fpm/pool.d/www.conf"
+	sed -i "s|$H/root/run/php/shared.sock|$H/root/run/php/php$v-fpm.sock|" "$H/apache2/sites/site00$n.conf"
+	n=$((n + 1))
+done
+imp "$H" --apache -o "$H/out.rules"
+is "$RC" 0 "five PHP versions: exit 0"
+n=3 want=
+for v in $VERSIONS; do
+	want+="pool p${v/./} (PHP $v, /etc/php/$v/fpm/pool.d/www.conf:1; user www-data, listen $H/root/run/php/php$v-fpm.sock, pm ondemand, max_children 3): serves one account, ${ACCT[$((n - 1))]}: keep it, in VS ${ACCT[$((n - 1))]}; memory: not running"$'\n'
+	n=$((n + 1))
+done
+is "$(grep '^pool p[0-9]' "$H/report")" "${want%$'\n'}" "the pool of each version, each serving its one account"
+is "$(grep '^vs php' "$H/out.rules" | tr '\t' ' ')" "$(for v in $VERSIONS 8.2; do echo "vs php${v/./} cpu 4% # home of the gated PHP $v pools"; done)" \
+	"a home VS for each version, 4% each: 20% for the five"
+is "$(grep -A1 '^service' "$H/out.rules" | tr -d '\t\\' | grep -v '^--$' | paste -d' ' - -)" \
+	"$(for v in $VERSIONS 8.2; do echo "service php${v/./}-fpm home php${v/./} attrs-timeout 200ms  command \"/usr/sbin/php-fpm$v --nodaemonize --fpm-config $H/root/etc/php/$v/fpm/php-fpm.conf\""; done)" \
+	"each version's master run by vsd under the gate, 8.2 too, whose pools serve one account each"
+is "$(vsctl check --json "$H/out.rules" | json '[d["ok"], d["vs"], d["services"]]')" "[true, 11, 5]" \
+	"vsctl check takes it: 6 accounts and 5 homes, 5 services"
+is "$(grep -c 'has one pool: nothing to consolidate$' "$H/report")" 4 "four versions with one pool: nothing to consolidate"
 
 # Names that are not VS names: mapped, reported, and the file is written
 H=$T/h6

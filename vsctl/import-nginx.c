@@ -5,7 +5,8 @@
  * Each file is read on its own with nginx's lexical rules (words, quotes,
  * "{", "}", ";", "#" comments); a server block gives a site: its first
  * server_name, the others as aliases, its root (the server's own, not a
- * location's), its listen port and the first fastcgi_pass inside it.
+ * location's), its listen port and the first fastcgi_pass inside it. A
+ * fastcgi_pass that names an upstream block is that block's first server.
  */
 #include "config.h"
 
@@ -20,8 +21,17 @@
 #define NG_DEPTH	32
 #define NG_WORDS	64
 
+/* The upstream blocks of the whole dump: name -> its first server. */
+struct ng_upstreams {
+	char	**name;
+	char	**addr;
+	size_t	 n;
+};
+
 struct ng {
 	struct imp *im;
+	struct ng_upstreams *ups;
+	int	 up_depth;		/* the depth of the open upstream block, or -1 */
 	const char *file;
 	unsigned line;
 	char	 *stack[NG_DEPTH];	/* the block names */
@@ -40,6 +50,43 @@ ng_clear(struct ng *n)
 		free(n->w[--n->nw]);
 }
 
+/* unix:/run/php/x.sock -> /run/php/x.sock; host:port as it is */
+static char *
+ng_addr(const char *a)
+{
+	return strdup(strncmp(a, "unix:", 5) == 0 ? a + 5 : a);
+}
+
+/* An upstream block opens: its name, its address to come. */
+static void
+ng_upstream_open(struct ng *n)
+{
+	struct ng_upstreams *u = n->ups;
+	char **nn = realloc(u->name, (u->n + 1) * sizeof(*nn)), **na;
+
+	if (nn)
+		u->name = nn;
+	na = nn ? realloc(u->addr, (u->n + 1) * sizeof(*na)) : NULL;
+	if (!na)
+		return;
+	u->addr = na;
+	u->name[u->n] = strdup(n->w[1]);
+	u->addr[u->n++] = NULL;
+	n->up_depth = n->depth;
+}
+
+/* A server directive of the open upstream block: its first one is its address. */
+static void
+ng_upstream_server(struct ng *n)
+{
+	struct ng_upstreams *u = n->ups;
+
+	if (u->addr[u->n - 1] || n->nw < 2 || strcmp(n->w[0], "server") != 0 ||
+	    n->depth != n->up_depth + 1)
+		return;
+	u->addr[u->n - 1] = ng_addr(n->w[1]);
+}
+
 /* A directive (at ";") in the open server block */
 static void
 ng_directive(struct ng *n)
@@ -47,6 +94,8 @@ ng_directive(struct ng *n)
 	struct imp_site *s = n->site;
 	size_t i;
 
+	if (n->up_depth >= 0 && n->nw)
+		ng_upstream_server(n);
 	if (!s || n->nw == 0)
 		return;
 	if (strcmp(n->w[0], "server_name") == 0 && n->depth == n->server_depth + 1) {
@@ -66,7 +115,7 @@ ng_directive(struct ng *n)
 		if (s->port == 0)
 			s->port = 80;	/* unix:... */
 	} else if (strcmp(n->w[0], "fastcgi_pass") == 0 && n->nw > 1 && !s->fcgi) {
-		s->fcgi = strdup(strncmp(n->w[1], "unix:", 5) == 0 ? n->w[1] + 5 : n->w[1]);
+		s->fcgi = ng_addr(n->w[1]);
 	}
 }
 
@@ -90,6 +139,8 @@ ng_open(struct ng *n)
 		return;
 	}
 	n->stack[n->depth] = strdup(name);
+	if (strcmp(name, "upstream") == 0 && n->nw > 1 && n->up_depth < 0)
+		ng_upstream_open(n);
 	/* an included file's server blocks are at its top: its includer's http block */
 	if (strcmp(name, "server") == 0 && n->server_depth < 0 &&
 	    (n->depth == 0 || strcmp(n->stack[n->depth - 1], "http") == 0)) {
@@ -108,6 +159,8 @@ ng_close(struct ng *n)
 	if (n->depth == 0)
 		return;
 	free(n->stack[--n->depth]);
+	if (n->depth == n->up_depth)
+		n->up_depth = -1;
 	if (n->depth == n->server_depth) {
 		if (n->site && n->site->port == 0)
 			n->site->port = 80;
@@ -118,9 +171,11 @@ ng_close(struct ng *n)
 
 /* One file's text, from the dump. */
 static void
-ng_file(struct imp *im, const char *file, const char *p, const char *end)
+ng_file(struct imp *im, struct ng_upstreams *ups, const char *file, const char *p,
+	const char *end)
 {
-	struct ng n = { .im = im, .file = file, .line = 1, .server_depth = -1 };
+	struct ng n = { .im = im, .ups = ups, .file = file, .line = 1, .server_depth = -1,
+			.up_depth = -1 };
 
 	while (p < end) {
 		if (*p == '\n') {
@@ -192,6 +247,8 @@ imp_nginx(struct imp *im, const char *cmd)
 {
 	static const char mark[] = "# configuration file ";
 	struct buf out = { 0 }, err = { 0 };
+	struct ng_upstreams ups = { 0 };
+	size_t first = im->nsite;
 	char *p, *next, *end;
 	int r;
 
@@ -218,11 +275,25 @@ imp_nginx(struct imp *im, const char *cmd)
 			next = strchr(next, '\n');
 			next = next ? next + 1 : end;
 		}
-		ng_file(im, name, eol + 1, next);
+		ng_file(im, &ups, name, eol + 1, next);
 		free(name);
 	}
+	/* fastcgi_pass NAME: the upstream NAME, wherever in the dump it is */
+	for (size_t i = first; i < im->nsite; i++)
+		for (size_t k = 0; im->site[i].fcgi && k < ups.n; k++)
+			if (ups.addr[k] && strcmp(im->site[i].fcgi, ups.name[k]) == 0) {
+				free(im->site[i].fcgi);
+				im->site[i].fcgi = strdup(ups.addr[k]);
+				break;
+			}
 	r = 0;
 out:
+	for (size_t k = 0; k < ups.n; k++) {
+		free(ups.name[k]);
+		free(ups.addr[k]);
+	}
+	free(ups.name);
+	free(ups.addr);
 	buf_free(&out);
 	buf_free(&err);
 	return r;

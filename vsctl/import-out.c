@@ -15,8 +15,10 @@
 #include "lib/util.h"
 #include "import.h"
 #include "import-fold.h"
+#include "vsctl/import-basis.h"
 
-#define HOME_SHARE_BP	500	/* each gated pool's home VS: 5%, as rules/examples */
+#define HOME_SHARE_BP	500	/* each gated pool's home VS: 5%, as rules/examples... */
+#define HOMES_BP	2000	/* ...and all of them at most the 20% the accounts leave */
 #define ACCOUNT_MAX_BP	100	/* an account's share: at most 1%... */
 #define ACCOUNTS_BP	8000	/* ...and all of them at most 80%, the rest for the provider */
 
@@ -32,12 +34,17 @@ imp_php_home(const char *version, char *buf, size_t len)
 	buf[o] = '\0';
 }
 
-/* The versions with a pool that serves several accounts: a gated service each. */
+/*
+ * The versions with a pool that serves a site: a gated service each, which
+ * runs the version's master and every pool of it. A pool of one account
+ * needs it as much as a shared one: else it stays in the distribution's
+ * unit, outside every VS, and "keep it, in VS x" would not be true.
+ */
 static int
 version_gated(const struct imp *im, const char *version)
 {
 	for (size_t p = 0; p < im->npool; p++)
-		if (im->pool[p].naccounts > 1 && strcmp(im->pool[p].version, version) == 0)
+		if (im->pool[p].naccounts > 0 && strcmp(im->pool[p].version, version) == 0)
 			return 1;
 	return 0;
 }
@@ -81,7 +88,7 @@ imp_write_rules(const struct imp *im, struct buf *b)
 	size_t nvs = im->per_site ? im->nsite : im->nacct, nhomes = 0, i, p;
 	struct fold_item *it;
 	const char **vs;
-	unsigned share;
+	unsigned share, home_share = HOME_SHARE_BP;
 	char t[16];
 
 	for (p = 0; p < im->npool; p++)
@@ -92,6 +99,9 @@ imp_write_rules(const struct imp *im, struct buf *b)
 		share = ACCOUNT_MAX_BP;
 	if (share == 0)
 		return -E2BIG;
+	/* many PHP versions: their homes share what the accounts leave */
+	if (nhomes && home_share * nhomes > HOMES_BP)
+		home_share = HOMES_BP / nhomes;
 	buf_printf(b, "# Written by vsctl import: %zu sites, %zu accounts, %zu PHP-FPM pools.\n"
 		   "# Check it (vsctl check FILE), then vsctl apply --dry-run FILE.\n\n",
 		   im->nsite, im->nacct, im->npool);
@@ -105,7 +115,7 @@ imp_write_rules(const struct imp *im, struct buf *b)
 			continue;
 		imp_php_home(im->pool[p].version, home, sizeof(home));
 		buf_printf(b, "vs %s cpu %s\t# home of the gated PHP %s pools\n", home,
-			   fmt_percent(HOME_SHARE_BP, t, sizeof(t)), im->pool[p].version);
+			   fmt_percent(home_share, t, sizeof(t)), im->pool[p].version);
 	}
 	/* one VS per account (or site), in name order */
 	vs = calloc(nvs ? nvs : 1, sizeof(*vs));
@@ -174,10 +184,81 @@ mib(FILE *f, long kib)
 	fprintf(f, "%ld.%01ld MiB", kib / 1024, (kib % 1024) * 10 / 1024);
 }
 
+/*
+ * What one gated pool of a version, instead of its several, would save. The
+ * basis is the hosting benchmark's (import-basis.h, made from its results
+ * at build time): one gated pool served its two sites as well as a pool
+ * for each did (hosting.md), and each pool less saved what the per-site
+ * pools took over the gated one, IMP_BASIS_PROCS processes' worth. Here the
+ * pool that stays is the largest (by pm.max_children), as the benchmark's
+ * gated pool had one per-site pool's workers, and the others' workers go
+ * at that much a process (in Debian's layout a version's pools share one
+ * master). What those pools take now is printed beside it, to compare.
+ */
+static void
+consolidation(const struct imp *im, size_t first, FILE *f)
+{
+	const char *version = im->pool[first].version;
+	const long pool_kib = (IMP_BASIS_PER_SITE_KIB - IMP_BASIS_GATED_KIB) /
+			      (IMP_BASIS_PER_SITE_POOLS - 1);
+	const struct imp_pool *unsized = NULL;
+	size_t p, n = 0, keep = first, off = 0;
+	unsigned long long workers = 0;
+	long now = 0;
+
+	for (p = first; p < im->npool; p++) {
+		const struct imp_pool *pl = &im->pool[p];
+
+		if (strcmp(pl->version, version) != 0)
+			continue;
+		n++;
+		if (!pl->max_children && !unsized)
+			unsized = pl;
+		if (pl->max_children > im->pool[keep].max_children)
+			keep = p;
+	}
+	if (n < 2) {
+		fprintf(f, "PHP %s has one pool: nothing to consolidate\n", version);
+		return;
+	}
+	if (unsized) {
+		fprintf(f, "consolidating PHP %s's %zu pools: not estimated: pool %s (%s:%u) has no "
+			"pm.max_children\n", version, n, unsized->name, unsized->file, unsized->line);
+		return;
+	}
+	for (p = first; p < im->npool; p++) {
+		const struct imp_pool *pl = &im->pool[p];
+
+		if (p == keep || strcmp(pl->version, version) != 0)
+			continue;
+		workers += pl->max_children;
+		if (pl->pss_kib < 0)
+			off++;
+		else
+			now += pl->pss_kib;
+	}
+	fprintf(f, "consolidating PHP %s's %zu pools into one gated pool: saves ", version, n);
+	mib(f, (long)(workers * pool_kib / IMP_BASIS_PROCS));
+	fprintf(f, ", %llu workers (pm.max_children of all pools but the largest) at ", workers);
+	mib(f, pool_kib / IMP_BASIS_PROCS);
+	fprintf(f, " a process (basis: %s, where %d per-site pools took ", IMP_BASIS_CSV,
+		IMP_BASIS_PER_SITE_POOLS);
+	mib(f, IMP_BASIS_PER_SITE_KIB);
+	fprintf(f, " PSS and one gated pool ");
+	mib(f, IMP_BASIS_GATED_KIB);
+	fprintf(f, ", %d processes a pool); now: ", IMP_BASIS_PROCS);
+	if (off) {
+		fprintf(f, "%zu of those pools not running\n", off);
+	} else {
+		mib(f, now);
+		fprintf(f, " PSS in those pools\n");
+	}
+}
+
 void
 imp_report(const struct imp *im, FILE *f)
 {
-	size_t p, q;
+	size_t p;
 
 	fprintf(f, "vsctl import: %zu sites, %zu accounts, %zu pools (read: %u Apache vhosts, "
 		"%u nginx server blocks)\n", im->nsite, im->nacct, im->npool, im->napache,
@@ -205,51 +286,9 @@ imp_report(const struct imp *im, FILE *f)
 			fprintf(f, " PSS in %u process%s\n", pl->nprocs, pl->nprocs == 1 ? "" : "es");
 		}
 	}
-	/*
-	 * One gated pool per version instead of several: the pools that would
-	 * go are all but the largest, and what they use now is their measured
-	 * PSS: the saving is this server's own. benchmarks/results/hosting.md
-	 * and hosting-nginx.md measure what one gated pool serves against
-	 * per-site pools, and the memory of each, on the benchmark's machine.
-	 */
-	for (p = 0; p < im->npool; p++) {
-		long sum = 0, max = 0;
-		size_t n = 0, unknown = 0;
-
-		if (!first_of_version(im, p))
-			continue;
-		for (q = p; q < im->npool; q++) {
-			const struct imp_pool *pl = &im->pool[q];
-
-			if (strcmp(pl->version, im->pool[p].version) != 0)
-				continue;
-			n++;
-			if (pl->pss_kib < 0) {
-				unknown++;
-				continue;
-			}
-			sum += pl->pss_kib;
-			if (pl->pss_kib > max)
-				max = pl->pss_kib;
-		}
-		if (n < 2) {
-			fprintf(f, "PHP %s has one pool: nothing to consolidate\n",
-				im->pool[p].version);
-			continue;
-		}
-		fprintf(f, "consolidating PHP %s's %zu pools into one gated pool: ", im->pool[p].version,
-			n);
-		if (unknown) {
-			fprintf(f, "not measured (%zu of them not running): start them and import "
-				"again\n", unknown);
-		} else {
-			fprintf(f, "saves ");
-			mib(f, sum - max);
-			fprintf(f, " (basis: the PSS of these pools now, less the largest; "
-				"benchmarks/results/hosting.md measures that a gated shared pool keeps "
-				"the throughput of per-site pools)\n");
-		}
-	}
+	for (p = 0; p < im->npool; p++)
+		if (first_of_version(im, p))
+			consolidation(im, p, f);
 	if (im->unmapped.len)
 		fprintf(f, "not mapped:\n%s", im->unmapped.p);
 	if (im->renamed.len)

@@ -9,12 +9,15 @@
 # that keep moves off RCU grace periods (gates/accept/rcu-warm.c) are the
 # supervisor's own by default, so they run in its class, and the warm helper
 # only sits in the home VS (with --user too); --warm helper-fifo has the
-# helper make them at SCHED_FIFO 1 under the same guard. Read from the
-# kernel: /proc/PID/stat (rt_priority, policy, nice), /proc/PID/schedstat
-# and /proc/PID/limits.
+# helper make them at SCHED_FIFO 1 under the same guard. With --user the
+# supervisor keeps CAP_SYS_NICE and so takes SCHED_FIFO back after a
+# demotion too, while the service, run as the user, holds no capability and
+# keeps the RLIMIT_RTPRIO it was started with. Read from the kernel:
+# /proc/PID/stat (rt_priority, policy, nice), /proc/PID/schedstat,
+# /proc/PID/limits and /proc/PID/status.
 . "${top_srcdir:-.}/tests/gate-lib.sh"
 need_root
-plan 19
+plan 23
 
 # policy PID: "POLICY RT_PRIORITY NICE" (stat fields 41, 40, 19; the command
 # name, field 2, may hold spaces, so count from the ")" that ends it)
@@ -22,6 +25,8 @@ policy() { sed 's/.*) //' "/proc/$1/stat" | awk '{ print $39, $38, $17 }'; }
 is_policy() { [ "$(policy "$1")" = "$2" ]; }
 # the warm helper's status (pid, writes): its no-op moves
 warm() { status | grep -o '"warm": {[^}]*}' | grep -o "\"$1\": [0-9]*" | grep -o '[0-9]*$'; }
+# PID's RLIMIT_RTPRIO line (soft, hard)
+rtprio() { grep '^Max realtime priority' "/proc/$1/limits" | tr -s ' '; }
 # times PID has run (schedstat field 3)
 runs() { awk '{ print $3 }' "/proc/$1/schedstat"; }
 # the supervisor: vsctl run's process itself, or its child
@@ -95,6 +100,21 @@ w1=$(warm writes)
 diag "--user: no-op moves $w0 -> $w1"
 check "--user: connections are served, and the supervisor's no-op moves go on (10 or more in 0.3 s)" \
 	sh -c "grep -q '^ok 3 bad 0' '$W/c2' && [ $((w1 - w0)) -ge 10 ]"
+# it keeps CAP_SYS_NICE (bit 23) to take SCHED_FIFO back after a demotion
+# (without it, the retake failed); the service must get no real-time right:
+# no CAP_SYS_NICE in any set, and the RLIMIT_RTPRIO it was started with
+supervisor || nok "the supervisor's pid"
+nice_cap() { echo $(( (0x$(awk "/^$2:/ { print \$2 }" "/proc/$1/status") >> 23) & 1 )); }
+svc_no_rt() {
+	[ "$(nice_cap "$SPID" CapEff)$(nice_cap "$SPID" CapPrm)$(nice_cap "$SPID" CapBnd)" = 000 ] &&
+		[ "$(rtprio "$SPID")" = "$(rtprio $$)" ]
+}
+diag "--user: supervisor $SUP: $(policy "$SUP"), CAP_SYS_NICE $(nice_cap "$SUP" CapEff); service $SPID: CAP_SYS_NICE $(nice_cap "$SPID" CapEff)$(nice_cap "$SPID" CapPrm)$(nice_cap "$SPID" CapBnd), $(rtprio "$SPID"); this shell: $(rtprio $$)"
+check "--user: the supervisor runs SCHED_FIFO at priority 1" is_policy "$SUP" "1 1 0"
+check "--user: the service holds no CAP_SYS_NICE and the RLIMIT_RTPRIO the supervisor was started with" svc_no_rt
+kill -XCPU "$SUP"
+check "--user, SIGXCPU: the supervisor drops to SCHED_OTHER" wait_for is_policy "$SUP" "0 0 0"
+check "--user, SIGXCPU: SCHED_FIFO again 10 s later" back
 gate_stop
 
 # --- --warm helper-fifo: the helper makes the no-op moves, in the

@@ -119,11 +119,12 @@ check "gated: www1's requests are served in www1" served_in "$R/c1" www1
 check "gated: www2's requests are served in www2" served_in "$R/c2" www2
 check "the serving thread runs as the user (gate-server's creds)" creds_are "$R/c1" "$UID_U" "$GID_U"
 # the supervisor: still uid 0, but only CAP_KILL, CAP_SETGID, CAP_SETUID,
-# CAP_SETPCAP, CAP_SYS_PTRACE and CAP_BPF (5, 6, 7, 8, 19, 39), in every set
-KEEP=00000080000801e0
+# CAP_SETPCAP, CAP_SYS_PTRACE, CAP_SYS_NICE (SCHED_FIFO again after a
+# demotion) and CAP_BPF (5, 6, 7, 8, 19, 23, 39), in every set
+KEEP=00000080008801e0
 cp "/proc/$SUP/status" "$R/sup.st"
 is "$(field "$R/sup.st" Uid) $(field "$R/sup.st" CapEff) $(field "$R/sup.st" CapPrm) $(field "$R/sup.st" CapBnd)" \
-	"0 0 0 0 $KEEP $KEEP $KEEP" "the supervisor keeps uid 0 and six capabilities"
+	"0 0 0 0 $KEEP $KEEP $KEEP" "the supervisor keeps uid 0 and seven capabilities"
 # with only those capabilities, the gate still hands every connection over once
 vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1000 -j 8 >"$R/m1" &
 M1=$!

@@ -78,9 +78,12 @@
  *   after the listener's ring showed the thread's previous accept taking
  *   one of its connections (fd_seen). A service that puts another socket
  *   on that number in between has its next accept taken for the old
- *   listener's: that request, counted (fd_moved) from the other listener's
- *   record (on_record), or at the following accept when kcmp finds the
- *   number changed and no record had come (fd_unseen).
+ *   listener's: that request. The other listener's record shows it
+ *   (on_record): an accept outside the gate's decision, counted (fd_moved,
+ *   and outside), logged, and the thread moved to the connection's VS if
+ *   it is still serving it (fp-model.c, outside_apply()); read after the
+ *   thread's next accept, whose kcmp found the number changed with no
+ *   record come (fd_unseen), it is counted and logged, the request over.
  * The kernel hands out each connection once whatever we believe: a wrong
  * belief misattributes, it never loses or doubles a connection, and every
  * misattributed request is one the gate counts (direct_moved, misordered,

@@ -21,11 +21,13 @@
 #include "lib/log.h"
 
 static int handed_take(struct fp_listener *f, uint64_t cookie);
+static void outside_add(struct fp_listener *f, const struct vsd_arrival *a,
+    enum fp_out_kind kind);
 static int q_find(struct fp_listener *f, uint64_t cookie);
 static void q_remove(struct fp_listener *f, unsigned i);
 
 /* Was th let through for another listener before its descriptor named f's,
- * and counted so at its next accept (listener_get())? (once) */
+ * as its next accept found (listener_get())? (once) */
 static int
 fd_moved_take(struct service_thread *th, const struct fp_listener *f)
 {
@@ -70,22 +72,19 @@ fp_on_record(void *ctx, void *data, size_t len)
 			/* not let through by us: the connection has left the
 			 * queue all the same. Not an accept outside the
 			 * gate's decision if we handed it over (the
-			 * tracepoint records the accept that returned it),
+			 * tracepoint records the accept that returned it), or
 			 * let the thread through before it ended (its record
-			 * read late), or for another listener before the
-			 * service put this one on its descriptor (fd_moved,
-			 * counted already) */
+			 * read late). Let through for another listener before
+			 * the service put this one on its descriptor, it is
+			 * one, read after the thread's next accept */
 			if ((j = q_find(f, a->cookie)) >= 0)
 				q_remove(f, (unsigned)j);
 			else
 				f->early[f->early_i++ % FP_EARLY] = a->cookie;
-			if (th ? !handed_take(f, a->cookie) && !fd_moved_take(th, f) :
-			    !gone_take((pid_t)a->tid)) {
-				if (f->nout < FP_OUTSIDE)
-					f->out[f->nout++] = *a;
-				else
-					f->out_lost++;
-			}
+			if (th ? handed_take(f, a->cookie) : gone_take((pid_t)a->tid))
+				return 0;
+			outside_add(f, a, th && fd_moved_take(th, f) ?
+			    FP_OUT_MOVED_DONE : FP_OUT_UNANSWERED);
 			return 0;
 		}
 		if (th->fp_id != f->id) {
@@ -96,8 +95,12 @@ fp_on_record(void *ctx, void *data, size_t len)
 			else
 				f->early[f->early_i++ % FP_EARLY] = a->cookie;
 			/* let through for another listener, it took one of
-			 * ours: its descriptor names this one now */
-			f->fd_moved++;
+			 * ours: its descriptor names this one now. No longer
+			 * in that listener's accept: as its direct waiter, a
+			 * connection there would move it off this one's VS */
+			if (th->direct_l && th->direct_l->fp && th->direct_l->fp->direct == th)
+				fp_direct_end(th->direct_l->fp);
+			outside_add(f, a, FP_OUT_MOVED);
 			th->last_l = NULL;
 			th->fd_seen = 0;
 			return 0;
@@ -402,11 +405,45 @@ in_service(pid_t tid)
 }
 
 /*
- * Accepts on l the gate did not answer (on_record): the service's own
+ * An accept the gate did not decide (on_record), to be applied. One that a
+ * thread let through for another listener made on this one is also one
+ * "fd_moved" (fastpath.c, "the listener's identity"), counted here even if
+ * the list is full.
+ */
+static void
+outside_add(struct fp_listener *f, const struct vsd_arrival *a, enum fp_out_kind kind)
+{
+	if (kind != FP_OUT_UNANSWERED)
+		f->fd_moved++;
+	if (f->nout < FP_OUTSIDE)
+		f->out[f->nout++] = (struct fp_out){ *a, kind };
+	else
+		f->out_lost++;
+}
+
+/* Is tid, let through for another listener, still serving the connection
+ * of f's it took? Its next accept ends that (fp_settle()). */
+static int
+moved_serving(const struct fp_listener *f, pid_t tid)
+{
+	struct service_thread *th = thread_find(tid);
+
+	return th && th->fp_id && th->fp_id != f->id;
+}
+
+/*
+ * Accepts on l the gate did not decide (on_record): the service's own
  * thread took a connection without our CONTINUE (a race, or a way past the
- * filter), or a process outside the service did, on a listener it was
- * given. Count each; move a service thread to the connection's VS, so the
- * rest of its request runs there; log at most every FP_OUTSIDE_LOG_NS.
+ * filter), or one let through for another listener took one of l's (the
+ * service put l on that descriptor number between two accepts: fd_moved),
+ * or a process outside the service did, on a listener it was given. Each
+ * is counted as "outside", the count vsctl services and the metrics show:
+ * whatever the service does with its descriptors, no connection is served
+ * unseen there. fd_moved says how many of them that way. A service thread
+ * still serving the connection is moved to its VS, so the rest of its
+ * request runs and is charged there (not one that has accepted again: the
+ * gate is deciding its next connection); logged at most every
+ * FP_OUTSIDE_LOG_NS.
  */
 static void
 outside_apply(struct gate *g, struct gated_listener *l, uint64_t now)
@@ -419,14 +456,18 @@ outside_apply(struct gate *g, struct gated_listener *l, uint64_t now)
 	unlogged += f->out_lost;
 	f->out_lost = 0;
 	for (i = 0; i < f->nout; i++) {
-		const struct vsd_arrival *a = &f->out[i];
+		const struct vsd_arrival *a = &f->out[i].a;
+		enum fp_out_kind kind = f->out[i].kind;
 		uint32_t vs = a->vs_id ? a->vs_id : g->home;
 		struct service_thread *th = NULL;
 		struct gate_vs *v = NULL, *named;
-		int is_new, mine = in_service((pid_t)a->tid);
+		int is_new, mine = kind != FP_OUT_UNANSWERED || in_service((pid_t)a->tid);
 
 		g->outside++;
-		if (mine && (th = thread_get((pid_t)a->tid, &is_new)) && !th->waiter) {
+		if (kind == FP_OUT_MOVED && !moved_serving(f, (pid_t)a->tid))
+			kind = FP_OUT_MOVED_DONE;	/* applied after its next accept */
+		if (mine && kind != FP_OUT_MOVED_DONE &&
+		    (th = thread_get((pid_t)a->tid, &is_new)) && !th->waiter) {
 			gate_vs_by_id(g, vs);
 			if ((v = gate_rebind_vs(g, th, vs))) {
 				v->served++;
@@ -439,10 +480,15 @@ outside_apply(struct gate *g, struct gated_listener *l, uint64_t now)
 		}
 		named = vs_table_find(&g->tab, vs);
 		log_warnx("port %u: thread %u %s accepted a connection of VS %s without the "
-		    "gate; counted (status \"outside\")%s (%llu more not logged)",
+		    "gate%s; counted (status \"outside\"%s)%s (%llu more not logged)",
 		    f->key.port, a->tid, mine ? "of the service" : "outside the service",
 		    named ? named->name : "?",
-		    v ? ", re-bound there" : ", not moved", (unsigned long long)unlogged);
+		    kind == FP_OUT_UNANSWERED ? "" : " (let through for another listener, "
+		    "whose descriptor number names this one now)",
+		    kind == FP_OUT_UNANSWERED ? "" : ", \"fd_moved\"",
+		    v ? ", re-bound there" : kind == FP_OUT_MOVED_DONE ?
+		    ", not moved: it has accepted again" : ", not moved",
+		    (unsigned long long)unlogged);
 		logged_at = now;
 		unlogged = 0;
 	}

@@ -46,6 +46,22 @@ struct fp_entry {
 	uint32_t vs;
 };
 
+/* An accept the gate did not decide, as its listener's ring showed it
+ * (outside_apply() counts, re-binds and logs each). */
+enum fp_out_kind {
+	FP_OUT_UNANSWERED,	/* no CONTINUE of ours: a race, a way past the
+				 * filter, a process outside the service */
+	FP_OUT_MOVED,		/* let through for another listener, the thread took
+				 * one of this one's: its descriptor names this one now */
+	FP_OUT_MOVED_DONE,	/* the same, read after its next accept: that
+				 * request is over */
+};
+
+struct fp_out {
+	struct vsd_arrival a;
+	enum fp_out_kind kind;
+};
+
 struct fp_listener {
 	struct vsd_gated_key key;
 	uint32_t ring;
@@ -79,7 +95,7 @@ struct fp_listener {
 	unsigned nev;
 	int	 ev_lost;		/* more than FP_EVENTS in one read */
 	unsigned fd_moved;		/* accepts of threads let through for another listener */
-	struct vsd_arrival out[FP_OUTSIDE];	/* accepts the gate did not answer */
+	struct fp_out out[FP_OUTSIDE];	/* accepts the gate did not decide */
 	unsigned nout, out_lost;
 	/* cookies handed over, oldest first: with the tracepoint records the
 	 * service's accept that returns one makes a record too. As many as

@@ -267,9 +267,9 @@ struct service_thread {
 	uint32_t fd_seen;	/* ...unless that listener's ring (fast path id) showed
 				 * the thread's last accept on it: then once not */
 	int	 fd_unseen;	/* let through, and no ring showed what it took */
-	uint32_t fd_moved_to;	/* counted so (fd_moved) when its number named this
-				 * listener (fast path id): that accept's record on
-				 * it is no accept outside the gate */
+	uint32_t fd_moved_to;	/* found at its next accept: its number names this
+				 * listener (fast path id) now, whose record of
+				 * that accept, if it took one, is fd_moved */
 	/* charge.c: its CPU time at the last settling, and the VS that time
 	 * since goes to (0: none yet); /proc/.../schedstat, -1 until opened */
 	uint64_t cpu_mark;

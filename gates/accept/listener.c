@@ -51,11 +51,8 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 			*not_ours = 0;
 			return th->last_l;
 		}
-		/* the number names another file now: if its last accept, let
-		 * through with no record seen, may have gone to that file, count
-		 * it (a listener not on the fast path writes no records) */
-		if (th->fd_unseen)
-			g->fp_fd_moved++;
+		/* the number names another file now: its last accept, let
+		 * through with no record seen, may have gone to that file */
 		moved = th->fd_unseen;
 	}
 	th->fd_seen = 0;
@@ -64,10 +61,15 @@ listener_get(struct gate *g, struct service_thread *th, int fd, int *not_ours)
 		return NULL;	/* bad fd: the kernel will say EBADF */
 	if (!(l = listener_of(g, sfd, 0, &fresh)))
 		return NULL;
-	/* that accept's record, if it took one of l's, is yet to be read:
-	 * counted now, it is not one outside the gate (fp-model.c) */
-	if (moved)
+	/* that accept's record, if it took one of l's, is yet to be read: it
+	 * counts it, as fd_moved and outside, and logs it (fp-model.c). A
+	 * listener off the fast path writes no records: it may have, which
+	 * is all we can count (fd_moved) */
+	if (moved) {
 		th->fd_moved_to = fp_listener_id(l);
+		if (!th->fd_moved_to)
+			g->fp_fd_moved++;
+	}
 	*not_ours = 0;
 	th->last_fd = fd;
 	th->last_l = l;

@@ -20,7 +20,9 @@
  * throttling (kernel.sched_rt_runtime_us, 950 ms of every second by
  * default) leaves the other tasks of each CPU their share. The hard limit
  * stays as it was, so the service can put its soft limit back
- * (sched_child()). SCHED_RESET_ON_FORK: the service and everything it
+ * (sched_child()). Taking SCHED_FIFO back needs CAP_SYS_NICE, which
+ * --user keeps for that (drop_privileges()). SCHED_RESET_ON_FORK: the
+ * service and everything it
  * starts run SCHED_OTHER at nice 0. So does the warm helper (rcu-warm.c),
  * which by default never runs: the no-op moves that keep cgroup moves off
  * RCU grace periods are ours, made in our class; with --warm helper-fifo it

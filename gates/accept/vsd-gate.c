@@ -336,6 +336,13 @@ gate_setup(struct supervisor *sv)
  *   CAP_BPF         re-opening the socket gate's pinned map (classify.c);
  *                   Linux 6.1 refuses every bpf() call without it while
  *                   unprivileged BPF is off, as on Debian
+ *   CAP_SYS_NICE    unless --sched off: SCHED_FIFO again after a SIGXCPU
+ *                   demotion (sched.c). An RLIMIT_RTPRIO of 1 would do
+ *                   too, but raising its hard limit needs CAP_SYS_RESOURCE,
+ *                   which root in a container often lacks (Docker's
+ *                   default set); CAP_SYS_PTRACE already lets us do more
+ *                   than CAP_SYS_NICE could, and the service, whose child
+ *                   empties every set (privs_become), gets neither
  * We stay uid 0: moving threads writes "tasks" and "cgroup.procs", which are
  * root's files, and cgroup v1 lets only euid 0 (or the task's own uid) move
  * another's task; uid 0 needs no capability for either. What goes is
@@ -352,7 +359,8 @@ static void
 drop_privileges(struct supervisor *sv)
 {
 	const uint64_t keep = 1ull << CAP_SYS_PTRACE | 1ull << CAP_KILL | 1ull << CAP_SETUID |
-	    1ull << CAP_SETGID | 1ull << CAP_SETPCAP | 1ull << CAP_BPF;
+	    1ull << CAP_SETGID | 1ull << CAP_SETPCAP | 1ull << CAP_BPF |
+	    (sv->o.nosched ? 0 : 1ull << CAP_SYS_NICE);
 	uint64_t have = 0;
 	int r;
 

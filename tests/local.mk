@@ -288,6 +288,8 @@ print-integration-tests:
 # Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
 print-bashcompletiondir:
 	@echo $(bashcompletiondir)
+# The TAP output of the Python lints (lint-man, lint-gate-*).
+dist_noinst_DATA += tests/lint_tap.py
 # Each measured figure on its benchmark's result page only (no root).
 TESTS += tests/lint-figures.sh
 dist_noinst_SCRIPTS += tests/lint-figures.sh

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# benchmarks: the product's benchmarks (shared/BENCHMARKS.md). Run them as
+# benchmarks: the product's benchmarks. Run them as
 # root from the build tree; each starts a private vsd (tests/lib.sh) and
 # prints its table and writes a CSV. Results: benchmarks/RESULTS.md, an
 # index of one file per topic in benchmarks/results/.

@@ -15,7 +15,7 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-import-fold tests/unit/test-gate-decide
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
-noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
+noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h tests/unit/cgh-peek.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a

@@ -10,7 +10,9 @@
 # (tests/rules/X.rules); what the build makes (objects, skeletons,
 # vmlinux.h, a file from its .in); what runs make (tests/vm/results/, out/,
 # debs/, only, reboot-requested); the installed /etc/vsd/. Shows first on
-# built examples that it finds a stale name and passes real ones. No root.
+# built examples that it finds a stale name and passes real ones.
+# And no work-log labels in the same files (an issue's number, #N): the tree
+# speaks of the product, git of how it came to be. No root needed.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is missing (scripts/deps.sh installs it)"; exit 0; }
 exec env PYTHONPATH="$top_srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$top_srcdir" <<'PY'
@@ -24,6 +26,7 @@ EXT = ('.c', '.h', '.sh', '.py', '.md', '.mk', '.am', '.ac', '.in', '.5', '.8')
 PATH = re.compile(r'(?<![\w./$-])((?:%s)/[\w./-]*\w)' % '|'.join(DIRS))
 RUNTIME = re.compile(r'^tests/vm/(results|out|debs|only|reboot-requested)(/|$)|^etc/vsd/')
 GENERATED = ('Makefile.in', 'config.h.in', 'vmlinux.h')
+LABEL = re.compile(r'\b[Ii]ssues? #?\d+\b|(?<![\w&#/{])#\d+\b')
 top = sys.argv[1]
 
 
@@ -73,13 +76,16 @@ def sources():
                             yield os.path.join(rel, f)
 
 
+ex = '# see issue %d (#%d); ${#2}, &#39;, a/#3\n' % (33, 12)    # no label in this file
+tap([m.group(0) for m in LABEL.finditer(ex)] == ['issue %d' % 33, '#%d' % 12],
+    'the check finds work-log labels, not shell lengths (example)')
 gone = 'gates/accept/' + 'records.bpf.c'    # so that this file names no stale path
 tap(names(' * accept records (%s): the maps\n' % gone) == [(1, gone)],
     'the check finds a stale name (example)')
 tap(names(' * accept records (gates/socket/records.bpf.c), tests/gate-unix-*.sh,\n'
           ' * benchmarks/loadgen, tests/rules/X.rules, `etc/vsd/vsd.rules`\n') == [],
     'the check passes names of the tree, families, programs and placeholders (example)')
-found, n = [], 0
+found, labels, n = [], [], 0
 for rel in sources():
     try:
         with open(os.path.join(top, rel), encoding='utf-8') as fp:
@@ -88,6 +94,9 @@ for rel in sources():
         continue
     n += 1
     found += ['%s:%d: %s' % (rel, no, name) for no, name in names(text)]
+    labels += ['%s:%d: %s' % (rel, text.count('\n', 0, m.start()) + 1, m.group(0))
+               for m in LABEL.finditer(text)]
 tap(n > 100 and not found, 'every path named in %d files exists' % n, found)
+tap(n > 100 and not labels, 'no work-log label in %d files' % n, labels)
 done()
 PY

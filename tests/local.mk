@@ -288,7 +288,7 @@ print-integration-tests:
 # Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
 print-bashcompletiondir:
 	@echo $(bashcompletiondir)
-# The TAP output of the Python lints (lint-man, lint-gate-*, lint-names).
+# The TAP output of the Python lints (lint-man, lint-gate-*, lint-names, lint-dead).
 dist_noinst_DATA += tests/lint_tap.py
 # Each measured figure on its benchmark's result page only (no root).
 TESTS += tests/lint-figures.sh
@@ -303,6 +303,10 @@ dist_noinst_SCRIPTS += tests/lint-gate-calls.sh
 # No file of the accept gate names a cgroup layout: lib/cgroup-handle.h does.
 TESTS += tests/lint-gate-layout.sh
 dist_noinst_SCRIPTS += tests/lint-gate-layout.sh
-# Every path of the tree that a source, script or document names exists (no root).
+# Every path of the tree that a source, script or document names exists, and
+# no work-log label (no root).
 TESTS += tests/lint-names.sh
 dist_noinst_SCRIPTS += tests/lint-names.sh
+# Every function of the product is used by it or a benchmark (no root).
+TESTS += tests/lint-dead.sh
+dist_noinst_SCRIPTS += tests/lint-dead.sh

@@ -2,7 +2,7 @@
 /*
  * What the accept gate's tracepoint fallback costs every other program:
  * where the kernel refuses fexit, the gate's accept records
- * (gates/accept/records.bpf.c) hang on the syscall exit tracepoints of
+ * (gates/socket/records.bpf.c) hang on the syscall exit tracepoints of
  * accept and accept4, and while any syscall tracepoint has a program, every
  * thread on the machine takes the kernel's slow path into and out of every
  * system call. This measures the cheapest call (getppid) in batches, with

@@ -86,14 +86,6 @@ cgh_add(struct cg_handle *h, const char *tok)
 	return 1;
 }
 
-const char *
-cgh_dir(const struct cg_handle *h, const char *key)
-{
-	int k = key_of(key, strlen(key));
-
-	return k < 0 ? NULL : h->dir[k];
-}
-
 int
 cgh_same(const struct cg_handle *a, const struct cg_handle *b)
 {
@@ -123,17 +115,6 @@ cgh_take(struct cg_handle *to, struct cg_handle *from)
 			from->rfd[k] = -1;
 		}
 	}
-}
-
-int
-cgh_nfds(const struct cg_handle *h)
-{
-	int k, n = 0;
-
-	for (k = 0; k < CG_KIND_MAX; k++)
-		if (h->dir[k])
-			n += (h->wfd[k] >= 0) + (h->rfd[k] >= 0);
-	return n;
 }
 
 void

@@ -32,14 +32,10 @@ struct cg_handle {
 /* Take one "key=/dir" token of a VS table line: 1 if taken, 0 if it is not
  * one of ours (an unknown key: a newer vsd), -ENOMEM. */
 int cgh_add(struct cg_handle *h, const char *tok);
-/* The directory of hierarchy key ("cpu", "unified", ...), NULL if none. */
-const char *cgh_dir(const struct cg_handle *h, const char *key);
 /* 1 if a and b name the same directories. */
 int cgh_same(const struct cg_handle *a, const struct cg_handle *b);
 /* to (the same directories as from) takes from's open descriptors. */
 void cgh_take(struct cg_handle *to, struct cg_handle *from);
-/* How many descriptors the handle holds open. */
-int cgh_nfds(const struct cg_handle *h);
 /* Close what is open and free the directories; h is empty again. */
 void cgh_close(struct cg_handle *h);
 
@@ -79,7 +75,8 @@ int cgh_warm_file(const struct cg_handle *h, char *buf, size_t len);
 /* The id of the VS's cgroup2 directory, as BPF sees it (its inode number,
  * Linux 5.5+); UINT64_MAX if it has none. */
 uint64_t cgh_cg2_id(struct cg_handle *h);
-/* Tests and benchmarks: behave as on layout l, not on the host's. */
+/* The unit tests: behave as on layout l, not on the host's (both layouts on
+ * one host, test-cgroup-handle.c). */
 void cgh_assume_layout(enum cg_layout l);
 
 /* CFS bandwidth, in µs: quota 0 is no cap. */

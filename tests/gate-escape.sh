@@ -17,12 +17,7 @@
 #   whose accepts the gate counts as outside its decision and logs.
 # Every connection of www1 is served in www1, or counted.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_gate_server
-[ "$(cg_layout)" != legacy ] || skip_all "no cgroup2: no socket gate to classify connections"
-ESC=$top_builddir/tests/gate-escape
-[ -x "$ESC" ] || skip_all "tests/gate-escape is not built"
-ESC=$(cd "$(dirname "$ESC")" && pwd)/gate-escape
+need_gate_escape
 id nobody >/dev/null 2>&1 || skip_all "no user nobody to run the service as"
 su nobody -s /bin/sh -c "test -x '$ESC'" || skip_all "nobody cannot run programs in the build tree"
 

@@ -10,18 +10,13 @@
 # would not move it, and www1's requests would run at home. Default
 # options.
 . "$(dirname "$0")/lib.sh"
-need_root
-need_gate_server
-[ "$(cg_layout)" != legacy ] || skip_all "no cgroup2: no socket gate to classify connections"
-ESC=$top_builddir/tests/gate-escape
-[ -x "$ESC" ] || skip_all "tests/gate-escape is not built"
+need_gate_escape
 
 R=$(mktemp -d /tmp/vsd-tid.XXXXXX)
 on_exit "rm -rf $R"
 vsd_start || { fail "vsd starts"; done_testing; }
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null ||
 	{ fail "create the VSs"; done_testing; }
-count() { grep -c "cg=[^ ]*/$VSD_ROOT/$2 " "$1"; }
 
 "$VSCTL" run --gate accept --home base --name tid -- "$ESC" serve "$PORT" "'$ESC' tid 10" \
 	> "$R/tid.log" 2>&1 &

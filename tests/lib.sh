@@ -188,6 +188,17 @@ need_gate_server() {
 	[ -x "$SERVER" ] && [ -x "$CLIENT" ] || skip_all "tests/gate-server is not built"
 	PORT=$(test_port)
 }
+# need_gate_escape: need_gate_server, a socket gate to classify connections
+# (cgroup2), and ESC, the absolute path of tests/gate-escape (a tenant's
+# program trying ways past the gate, tests/gate-escape.c)
+need_gate_escape() {
+	need_root
+	need_gate_server
+	[ "$(cg_layout)" != legacy ] || skip_all "no cgroup2: no socket gate to classify connections"
+	ESC=$top_builddir/tests/gate-escape
+	[ -x "$ESC" ] || skip_all "tests/gate-escape is not built"
+	ESC=$(cd "$(dirname "$ESC")" && pwd)/gate-escape
+}
 
 # svc NAME EXPR: a field of a service's status (vsctl services --json)
 svc() {

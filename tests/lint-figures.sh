@@ -4,7 +4,10 @@
 # (benchmarks/results/*.md, generated from the CSV beside it). The README,
 # the man pages, docs/*.md and the results index link to those pages; a
 # figure of a results page that also appears in one of them is a copy that
-# will go stale, and fails here.
+# will go stale, and fails here. And each page's tables are what
+# benchmarks/bench-report makes of the CSV beside it: run on a copy of the
+# pages, it changes nothing (a table typed in, or a CSV replaced without
+# `make bench-report`, fails).
 #
 # A figure is a decimal number, with its unit if it has one (0.97, 12.5%,
 # 25.30 µs, 3.9 s): what a run measures; without a unit, only one with
@@ -18,10 +21,14 @@
 # No root needed.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
 exec python3 - "$srcdir" <<'EOF'
+import difflib
 import glob
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 top = sys.argv[1]
 NUM = re.compile(r'(?<![\w.,/-])(\d+\.\d+)(?![\w.]?\d)'
@@ -63,10 +70,31 @@ others += sorted(glob.glob(os.path.join(top, 'man/*.[0-9]')))
 others += sorted(glob.glob(os.path.join(top, 'docs/*.md')))
 others = [p for p in others if os.path.exists(p)]
 
-print('1..%d' % (len(others) + 1))
+print('1..%d' % (len(others) + 2))
 print('ok 1 - %d figures on %d result pages' % (len(home), len(pages))
       if home else 'not ok 1 - no figure found on the result pages')
-for i, p in enumerate(others, 2):
+
+with tempfile.TemporaryDirectory() as tmp:
+    for p in glob.glob(os.path.join(top, 'benchmarks/results/*')):
+        shutil.copy(p, tmp)
+    copies = sorted(glob.glob(os.path.join(tmp, '*.md')))
+    run = subprocess.run([sys.executable, os.path.join(top, 'benchmarks/bench-report')] + copies,
+                         capture_output=True, text=True)
+    diff = run.stderr.splitlines()
+    for c in copies:
+        with open(os.path.join(top, 'benchmarks/results', os.path.basename(c)), encoding='utf-8') as fp:
+            was = fp.read().splitlines()
+        with open(c, encoding='utf-8') as fp:
+            now = fp.read().splitlines()
+        diff += list(difflib.unified_diff(was, now, os.path.basename(c), 'bench-report', n=0, lineterm=''))
+blocks = sum(open(p, encoding='utf-8').read().count('<!-- report ') for p in pages)
+ok = run.returncode == 0 and not diff and blocks > 0
+print('%s 2 - the %d generated tables on the result pages are what bench-report makes of their CSVs'
+      % ('ok' if ok else 'not ok', blocks))
+for d in diff[:40]:
+    print('# ' + d)
+
+for i, p in enumerate(others, 3):
     rel = os.path.relpath(p, top)
     dup = [(fig, no) for fig, no in figures(p) if fig in home]
     if dup:

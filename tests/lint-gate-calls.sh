@@ -13,22 +13,12 @@
 : "${top_builddir:=$top_srcdir}"
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is missing (scripts/deps.sh installs it)"; exit 0; }
 command -v nm >/dev/null || { echo "1..0 # SKIP nm is missing (binutils)"; exit 0; }
-exec python3 - "$top_srcdir" "$top_builddir" <<'PY'
+exec env PYTHONPATH="$top_srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$top_srcdir" "$top_builddir" <<'PY'
 import glob, os, re, subprocess, sys
+from lint_tap import tap, skip, done
 
 top, build = sys.argv[1], sys.argv[2]
 MAX_LINES = 800
-n = failed = 0
-
-
-def tap(ok, name, diag=()):
-    global n, failed
-    n += 1
-    print('%s %d - %s' % ('ok' if ok else 'not ok', n, name))
-    for d in diag:
-        print('#   ' + d)
-    if not ok:
-        failed += 1
 
 
 def edges(defs, uses):
@@ -100,8 +90,8 @@ tap(cycles(ex) == [], 'the check passes a chain (example)')
 objs = sorted(glob.glob(os.path.join(build, 'gates/accept/*.o')))
 objs = [o for o in objs if not o.endswith('.bpf.o')]
 if not objs:
-    print('1..0 # SKIP gates/accept/ is not built (make first)')
-    sys.exit(0)
+    skip('the calls between the gate\'s files', 'gates/accept/ is not built (make first)')
+    done()
 defs, uses = {}, {}
 for o in objs:
     src = re.sub(r'^(lib)?[a-z_]+?-', '', os.path.basename(o))[:-2] + '.c'
@@ -133,6 +123,5 @@ for p in sorted(glob.glob(os.path.join(top, 'gates/accept/*.[ch]'))):
         big.append('%s: %d lines' % (os.path.relpath(p, top), lines))
 tap(not big, 'every .c and .h of gates/accept/ has at most %d lines (*.skel.h aside)' % MAX_LINES,
     big)
-print('1..%d' % n)
-sys.exit(1 if failed else 0)
+done()
 PY

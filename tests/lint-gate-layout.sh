@@ -13,11 +13,11 @@
 # in code is found and one in a comment is not. No root needed.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is missing (scripts/deps.sh installs it)"; exit 0; }
-exec python3 - "$top_srcdir" <<'PY'
+exec env PYTHONPATH="$top_srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$top_srcdir" <<'PY'
 import glob, os, re, sys
+from lint_tap import tap, skip, done
 
 top = sys.argv[1]
-n = failed = 0
 
 LAYOUT = re.compile(r'''
       \bCG_KIND_\w*
@@ -51,16 +51,6 @@ def names(text):
     return out
 
 
-def tap(ok, name, diag=()):
-    global n, failed
-    n += 1
-    print('%s %d - %s' % ('ok' if ok else 'not ok', n, name))
-    for d in diag:
-        print('#   ' + d)
-    if not ok:
-        failed += 1
-
-
 # The check on built examples.
 ex = 'int f(struct gate_vs *v)\n{\n\treturn cg_writeat(fd, "cgroup.procs", s);\n}\n'
 tap(names(ex) == [(3, 'cgroup.procs')], 'the check finds a layout file named in code (example)')
@@ -76,8 +66,8 @@ tap([w for _, w in names(ex)] == ['v2'],
 files = sorted(p for p in glob.glob(os.path.join(top, 'gates/accept/*.[ch]'))
                if not p.endswith('.bpf.c') and not p.endswith('.skel.h'))
 if not files:
-    print('1..0 # SKIP no gates/accept/ sources under %s' % top)
-    sys.exit(0)
+    skip('no file of gates/accept/ names a cgroup layout', 'no gates/accept/ sources under %s' % top)
+    done()
 found = []
 for p in files:
     with open(p, encoding='utf-8') as fp:
@@ -85,6 +75,5 @@ for p in files:
             found.append('%s:%d: %s' % (os.path.relpath(p, top), line, what))
 tap(not found, 'no file of gates/accept/ names a cgroup layout (%d files; '
     'lib/cgroup-handle.h decides)' % len(files), found)
-print('1..%d' % n)
-sys.exit(1 if failed else 0)
+done()
 PY

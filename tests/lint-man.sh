@@ -8,26 +8,14 @@
 # And each page stays a reference: vsd.8 at most 600 lines, the others 500.
 # No root needed.
 srcdir=${srcdir:-$(cd "$(dirname "$0")/.." && pwd)}
-exec python3 - "$srcdir" <<'PY'
+exec env PYTHONPATH="$srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$srcdir" <<'PY'
 import glob
 import os
 import re
 import sys
+from lint_tap import tap, done
 
 top = sys.argv[1]
-n = 0
-failed = 0
-
-
-def tap(ok, name, diag=(), todo=None):
-    global n, failed
-    n += 1
-    print('%s %d - %s%s' % ('ok' if ok else 'not ok', n, name,
-                            ' # TODO ' + todo if todo else ''))
-    for d in diag:
-        print('#   ' + d)
-    if not ok and not todo:
-        failed += 1
 
 
 def read(rel):
@@ -87,6 +75,5 @@ for page in sorted(glob.glob(os.path.join(top, 'man/*.[0-9]'))):
     lines = read(rel).count('\n')
     tap(lines <= limit, '%s has %d lines, at most %d' % (rel, lines, limit))
 
-print('1..%d' % n)
-sys.exit(1 if failed else 0)
+done()
 PY

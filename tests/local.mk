@@ -15,7 +15,7 @@ UNIT_TESTS = tests/unit/test-util tests/unit/test-state tests/unit/test-proto \
 	tests/unit/test-import-fold tests/unit/test-gate-decide
 check_PROGRAMS += $(UNIT_TESTS)
 TESTS += $(UNIT_TESTS)
-noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h
+noinst_HEADERS += tests/unit/tap.h tests/unit/attrs-oracle.h tests/unit/cgh-peek.h
 tests_unit_test_util_LDADD = lib/libvsd.a
 tests_unit_test_state_LDADD = vsd/libregistry.a lib/libvsd.a
 tests_unit_test_proto_LDADD = lib/libvsd.a
@@ -288,6 +288,8 @@ print-integration-tests:
 # Where `make install` puts vsctl's bash completion (tests/vsctl-completion.sh).
 print-bashcompletiondir:
 	@echo $(bashcompletiondir)
+# The TAP output of the Python lints (lint-man, lint-gate-*, lint-names, lint-dead).
+dist_noinst_DATA += tests/lint_tap.py
 # Each measured figure on its benchmark's result page only (no root).
 TESTS += tests/lint-figures.sh
 dist_noinst_SCRIPTS += tests/lint-figures.sh
@@ -301,3 +303,10 @@ dist_noinst_SCRIPTS += tests/lint-gate-calls.sh
 # No file of the accept gate names a cgroup layout: lib/cgroup-handle.h does.
 TESTS += tests/lint-gate-layout.sh
 dist_noinst_SCRIPTS += tests/lint-gate-layout.sh
+# Every path of the tree that a source, script or document names exists, and
+# no work-log label (no root).
+TESTS += tests/lint-names.sh
+dist_noinst_SCRIPTS += tests/lint-names.sh
+# Every function of the product is used by it or a benchmark (no root).
+TESTS += tests/lint-dead.sh
+dist_noinst_SCRIPTS += tests/lint-dead.sh

@@ -141,7 +141,7 @@ probe_cgroup_kill(const struct cg_ctx *cg)
 
 /*
  * The syscall exit tracepoint of accept4 (the accept gate's records where
- * the kernel refuses fexit, gates/accept/records.bpf.c), found the way the
+ * the kernel refuses fexit, gates/socket/records.bpf.c), found the way the
  * gate finds it (lib/tracepoint.h: tracefs, or a private mount of it).
  * -1: not ours to see (no tracefs mounted, and no privilege to mount it).
  */

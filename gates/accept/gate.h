@@ -755,8 +755,6 @@ uint64_t workers_waits(const struct workers *w, uint32_t vs_id);
 /* 1 if the VS holds its limit (n, bp as for workers_limit()) now. */
 int workers_full(const struct workers *w, uint32_t vs_id, unsigned n, unsigned bp);
 void workers_wait(struct workers *w, uint32_t vs_id);
-/* Set what vs_id holds (a trace replayed: its "held" lines). */
-void workers_set_held(struct workers *w, uint32_t vs_id, unsigned held);
 /* th calls accept: it joins the pool, and holds no VS any more; the VS it
  * held (0: none). */
 uint32_t workers_back(struct workers *w, struct service_thread *th);

@@ -35,8 +35,8 @@
  * writes came over 10 ms late), rcu_sync goes idle and the next move waits
  * a grace period, which is long then too (the RCU kthread is an ordinary
  * task). Worse, a starved helper queued on cgroup_mutex in its write holds
- * up the real-time supervisor's move until it gets a CPU (perf showed an
- * 11.6 ms move so). So by default (supervisor) the supervisor
+ * up the real-time supervisor's move until it gets a CPU (perf showed a
+ * move held up so, the page above). So by default (supervisor) the supervisor
  * itself makes the no-op moves, from its event loop, in its own class
  * (sched.c): it writes the helper's pid into the home VS's file, where the
  * helper already is, and the helper never runs. The helper's own writes

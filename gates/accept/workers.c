@@ -104,15 +104,6 @@ workers_wait(struct workers *w, uint32_t vs_id)
 		v->waits++;
 }
 
-void
-workers_set_held(struct workers *w, uint32_t vs_id, unsigned held)
-{
-	struct wk_vs *v = find_add(w, vs_id);
-
-	if (v)
-		v->held = held;
-}
-
 uint32_t
 workers_back(struct workers *w, struct service_thread *th)
 {

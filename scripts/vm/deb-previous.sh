@@ -7,18 +7,20 @@
 #
 # The previous release is the newest tag v* that is an ancestor of HEAD and
 # names another version than configure.ac's AC_INIT. A clone without tags
-# (CI's may fetch none) uses debian/upgrade-from instead. The package is
-# built as it was at that release: from `git archive` of its commit, by that
-# tree's own scripts/vm/deb.sh, in a scratch directory. It is cached in
-# $VSD_VM_CACHE/.debs/COMMIT (default /var/cache/vsd-vm), so later runs only
-# copy it: a dot directory, which image.sh's removal of outdated images (its
-# glob */) leaves alone.
+# (CI's may fetch none), and a release tarball, use debian/upgrade-from
+# instead. The package is built as it was at that release, by that tree's
+# own scripts/vm/deb.sh, in a scratch directory: from `git archive` of its
+# commit, or, in a release tarball (no history), from that release's own
+# tarball, $VSD_PREVIOUS_TARBALL (vsd-VERSION.tar.gz). It is cached in
+# $VSD_VM_CACHE/.debs/COMMIT (default /var/cache/vsd-vm), so later runs
+# only copy it, from a clone or a tarball alike: a dot directory, which
+# image.sh's removal of outdated images (its glob */) leaves alone.
 #
 # A shallow clone without the commit fetches it from its origin. Where there
-# is no previous release to build (a release tarball has no history; a
-# shallow clone whose origin cannot give the commit), DIR holds no package but a
-# file why-not saying why, exit status 0, and the upgrade test skips with
-# that reason. A failed build exits 1.
+# is no previous release to build (a tarball with neither the cached package
+# nor $VSD_PREVIOUS_TARBALL; a shallow clone whose origin cannot give the
+# commit), DIR holds no package but a file why-not saying why, exit status
+# 0, and the upgrade test skips with that reason. A failed build exits 1.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=${1:-$top/tests/vm/debs/previous}
@@ -31,15 +33,17 @@ none() {
 	exit 0
 }
 
-git -C "$top" rev-parse --git-dir >/dev/null 2>&1 ||
-	none "this tree is no git clone (a release tarball?): no previous release to build"
-[ "$(git -C "$top" rev-parse --show-toplevel)" = "$top" ] ||
-	none "this tree is no git clone of its own (a release tarball unpacked in another clone?)"
-current=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$top/configure.ac")
+ac_version() { sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$1/configure.ac"; }
+current=$(ac_version "$top")
 [ -n "$current" ] || { echo "deb-previous.sh: no version in configure.ac's AC_INIT" >&2; exit 1; }
+# a git clone of its own, or a release tarball (unpacked anywhere, in
+# another clone too): then no history, only debian/upgrade-from
+clone=yes
+{ git -C "$top" rev-parse --git-dir >/dev/null 2>&1 &&
+  [ "$(git -C "$top" rev-parse --show-toplevel)" = "$top" ]; } || clone=
 
 version= commit= from=
-for tag in $(git -C "$top" tag --merged HEAD --sort=-version:refname -l 'v*'); do
+[ -z "$clone" ] || for tag in $(git -C "$top" tag --merged HEAD --sort=-version:refname -l 'v*'); do
 	[ "${tag#v}" != "$current" ] || continue
 	version=${tag#v}
 	commit=$(git -C "$top" rev-parse "$tag^{commit}")
@@ -50,6 +54,14 @@ if [ -z "$commit" ]; then
 	set -- $(sed -e 's/#.*//' "$top/debian/upgrade-from" | awk 'NF { print; exit }')
 	[ $# = 2 ] || { echo "deb-previous.sh: debian/upgrade-from: want one line VERSION COMMIT" >&2; exit 1; }
 	version=$1 commit=$2 from="debian/upgrade-from"
+fi
+if [ -z "$clone" ]; then
+	tarball=${VSD_PREVIOUS_TARBALL:-}
+	ls "$cache/$commit"/vsd_*.deb >/dev/null 2>&1 || [ -n "$tarball" ] ||
+		none "this tree is a release tarball, no git clone: set VSD_PREVIOUS_TARBALL to the release tarball of $version (debian/upgrade-from) to build its package"
+	[ -z "$tarball" ] || [ -f "$tarball" ] ||
+		{ echo "deb-previous.sh: VSD_PREVIOUS_TARBALL: no file $tarball" >&2; exit 1; }
+elif [ "$from" = debian/upgrade-from ]; then
 	shallow=$(git -C "$top" rev-parse --is-shallow-repository)
 	# a shallow clone (CI's often is) fetches that one commit from its origin
 	if ! git -C "$top" cat-file -e "$commit^{commit}" 2>/dev/null && [ "$shallow" = true ]; then
@@ -71,10 +83,15 @@ if ! ls "$dir"/vsd_*.deb >/dev/null 2>&1; then
 	work=$(mktemp -d "$cache/build.XXXXXX")
 	trap 'rm -rf "$work"' EXIT
 	mkdir "$work/src" "$work/out"
-	git -C "$top" archive --format=tar "$commit" | tar -x -C "$work/src"
-	got=$(sed -n 's/^AC_INIT(\[vsd\], \[\([^]]*\)\].*/\1/p' "$work/src/configure.ac")
+	if [ -n "$clone" ]; then
+		git -C "$top" archive --format=tar "$commit" | tar -x -C "$work/src"
+	else
+		tar -xf "$tarball" -C "$work/src" --strip-components=1
+		from="$from, $tarball"
+	fi
+	got=$(ac_version "$work/src")
 	if [ "$got" != "$version" ]; then
-		echo "deb-previous.sh: $from: commit $commit is version '$got', not $version" >&2
+		echo "deb-previous.sh: $from: the source is version '$got', not $version" >&2
 		exit 1
 	fi
 	[ -x "$work/src/scripts/vm/deb.sh" ] ||

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cgh-peek.h"
 #include "lib/cgroup-handle.h"
 #include "tap.h"
 

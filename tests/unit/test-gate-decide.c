@@ -312,6 +312,29 @@ conn_free(struct replay *r, long c)
 	}
 }
 
+/*
+ * A "held" line: the VS holds that many workers now. The gate's own takes
+ * and returns are not in a trace, so the count is set through the calls
+ * the gate makes, on threads already in the pool (the pool is its own
+ * "pool" line): a hand-over to a new thread per worker taken, a return to
+ * accept per worker given back.
+ */
+static void
+set_held(struct workers *w, uint32_t id, unsigned held)
+{
+	struct service_thread th;
+	unsigned i;
+
+	for (i = workers_held(w, id); i < held; i++) {
+		th = (struct service_thread){ .wk_pool = 1 };
+		workers_take(w, &th, id);
+	}
+	for (i = workers_held(w, id); i > held; i--) {
+		th = (struct service_thread){ .wk_pool = 1, .wk_vs = id };
+		workers_back(w, &th);
+	}
+}
+
 /* One line; 0, or -1 at the first answer that differs (r->err says). */
 static int
 step(struct replay *r, const char *line, unsigned no)
@@ -400,7 +423,7 @@ step(struct replay *r, const char *line, unsigned no)
 	} else if (strncmp(line, "pool ", 5) == 0) {
 		r->wk.pool = (size_t)num(line, "n");
 	} else if (strncmp(line, "held ", 5) == 0) {
-		workers_set_held(&r->wk, (uint32_t)num(line, "id"), (unsigned)num(line, "held"));
+		set_held(&r->wk, (uint32_t)num(line, "id"), (unsigned)num(line, "held"));
 	} else if (strncmp(line, "accept ", 7) == 0) {
 		decide(r, line);
 	} else if (strncmp(line, "fast ", 5) == 0) {

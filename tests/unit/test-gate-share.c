@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "cgh-peek.h"
 #include "gates/accept/gate.h"
 #include "tap.h"
 

@@ -21,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cgh-peek.h"
 #include "gates/accept/gate.h"
 #include "gates/socket/conntab.h"
 #include "rules/rules.h"

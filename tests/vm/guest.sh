@@ -75,6 +75,8 @@ tests/dist-complete.sh        compares the release tarball with git (not in the 
 tests/wordpress-tiny.sh       five modes of Apache, PHP-FPM and MariaDB with 10,000 posts a site: under TCG a page takes about a second and the loads time out (the database mode on pure v2: gate-mariadb*.sh here)
 tests/lint-gate-calls.sh      reads the gate'"'"'s objects with nm (no binutils in the image); no kernel or systemd
 tests/lint-gate-layout.sh     reads the gate'"'"'s sources: no kernel or systemd
+tests/lint-names.sh           reads the sources and documents: no kernel or systemd
+tests/lint-dead.sh            reads the objects with nm (no binutils in the image); no kernel or systemd
 '
 # Run only here, last (after the package test's reboot): they change the
 # guest in a way only a reboot undoes, which no host may see:

@@ -9,8 +9,9 @@
 # requests; then apt-get installs this tree's package, and nothing may be
 # lost (VSs, limits, pids, the service and where it charges, /etc/vsd, the
 # rules in force, the state, the metrics). Without that package (a release
-# tarball: scripts/vm/deb-previous.sh says why) it installs this tree's and
-# skips the upgrade, saying why.
+# tarball given neither the previous one's tarball nor its cached package:
+# scripts/vm/deb-previous.sh says why) it installs this tree's and skips
+# the upgrade, saying why.
 #
 #   package.sh DEB_DIR    boot 1: everything up to the reboot
 #   (VSD_VM_BOOT=2)       boot 2: what must be back after it, then the purge

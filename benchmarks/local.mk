@@ -111,9 +111,8 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
-# accept-cost.md's second table; the VM tier's times (scripts/test-vm writes them)
-dist_noinst_DATA += benchmarks/results/accept-cost-before-after.csv \
-	benchmarks/results/vm-tier.md benchmarks/results/vm-tier.csv
+# the VM tier's times (scripts/test-vm writes them)
+dist_noinst_DATA += benchmarks/results/vm-tier.md benchmarks/results/vm-tier.csv
 bench-report:
 	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \

@@ -142,6 +142,9 @@ tests_gate_client_LDADD = -lpthread
 check_PROGRAMS += tests/gate-escape
 tests_gate_escape_SOURCES = tests/gate-escape.c tests/gate-where.h
 tests_gate_escape_LDADD = -lpthread
+# A tenant's seccomp filter stacked on the gate's (gate-nested-notify.sh).
+check_PROGRAMS += tests/gate-nested-notify
+tests_gate_nested_notify_SOURCES = tests/gate-nested-notify.c tests/gate-where.h
 # A cgroup's CPU usage through the backend (lib/cgroup-fast.c), for the
 # charging checks on any cgroup layout.
 tests_cgroup_usage_LDADD = lib/libvsd.a
@@ -156,7 +159,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
 	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
 	tests/gate-mariadb-cap.sh \
-	tests/gate-relisten.sh tests/gate-tid.sh
+	tests/gate-relisten.sh tests/gate-tid.sh tests/gate-nested-notify.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)
 dist_noinst_DATA += tests/gate-lib.sh

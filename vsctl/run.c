@@ -384,9 +384,11 @@ print_row(struct json_object *js)
 			buf_printf(&waits, "%s%s=%lld", waits.len ? "," : "", vs ? vs : "?",
 			    jnum(e, "worker_waits"));
 	}
-	/* "refused": {"io_uring": N, "compat_accept": N}, "outside": N */
+	/* "refused": {"io_uring": N, "compat_accept": N, "seccomp_listener": N},
+	 * "outside": N; an older supervisor gives no seccomp_listener */
 	if (json_object_object_get_ex(js, "refused", &a))
-		n = jnum(a, "io_uring") + jnum(a, "compat_accept");
+		n = jnum(a, "io_uring") + jnum(a, "compat_accept") +
+		    (jnum(a, "seccomp_listener") > 0 ? jnum(a, "seccomp_listener") : 0);
 	count(refused, sizeof(refused), n);
 	count(unclass, sizeof(unclass), jnum(js, "unclassified"));
 	count(outside, sizeof(outside), jnum(js, "outside"));

@@ -296,6 +296,8 @@ metrics_text(struct vsd *d, struct buf *b)
 	       "Calls a gated service made that the gate cannot see, refused (vsctl-run(8)).");
 	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"io_uring\"", "refused_io_uring");
 	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"compat_accept\"", "refused_compat");
+	svc_series(b, svc.p, "vsd_service_refused_total", ",call=\"seccomp_listener\"",
+		   "refused_seccomp_listener");
 	family(b, "vsd_service_outside_accepts_total", "counter",
 	       "Accepts of a gated service's listeners that the gate did not answer.");
 	svc_series(b, svc.p, "vsd_service_outside_accepts_total", "", "outside");

@@ -467,8 +467,9 @@ struct gate {
 	uint64_t fp_resync, fp_stale, fp_direct_moved, fp_misordered, fp_fd_moved;
 	/* fastpath.c: accepts the records show that the gate did not answer */
 	uint64_t outside;
-	/* refuse.c: io_uring calls, and accepts of another ABI, refused */
-	uint64_t refused_ring, refused_compat;
+	/* refuse.c: io_uring calls, accepts of another ABI, and seccomp(2)
+	 * calls asking for a listener, refused */
+	uint64_t refused_ring, refused_compat, refused_listener;
 	int	 fast;			/* enum gate_fast */
 	int	 sync_wakeup;		/* SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP is set */
 	/* decide.c: the rules vsd applied (NULL: the default rules) */
@@ -680,14 +681,16 @@ void fp_rules_changed(struct gate *g, struct gated_listener *l);
 /* The tick, and a status request: read l's ring (accepts outside the gate). */
 void fp_tick(struct gate *g, struct gated_listener *l, uint64_t now);
 
-/* --- refuse.c: io_uring and the other ABIs' accepts (vsctl-run(8)) --- */
+/* --- refuse.c: io_uring, the other ABIs' accepts, a listener of the
+ * service's own (vsctl-run(8)) --- */
 struct seccomp_notif;
 /* Add the refused calls to the service's filter, a scmp_filter_ctx with
  * its attributes set. */
 int refuse_filter_add(void *ctx);
 /* Is req a call the filter sends only to be refused? native_arch: AUDIT_ARCH_*. */
 int refuse_wanted(const struct seccomp_notif *req, uint32_t native_arch);
-/* Refuse it (ENOSYS for io_uring, EPERM for an accept), count, log once. */
+/* Refuse it (ENOSYS for io_uring, EBUSY for a listener, EPERM for an
+ * accept), count, log once. */
 void refuse_call(struct gate *g, const struct seccomp_notif *req, uint32_t native_arch);
 
 /* --- records.c --- */

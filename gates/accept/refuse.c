@@ -18,13 +18,36 @@
  *   so a 32-bit program still works; it cannot serve connections.
  * An ABI the filter does not name at all is killed (SCMP_FLTATR_ACT_BADARCH):
  * on x86-64 every ABI is named.
+ *
+ * A listener of the service's own. The kernel runs every filter of a task
+ * and keeps the action of highest precedence; of two USER_NOTIF it keeps
+ * the filter installed last (seccomp_run_filters(); include/uapi/linux/
+ * seccomp.h: the newer filter "can override any SECCOMP_IOCTL_NOTIF_SEND
+ * from earlier filters"). A filter a process of the service added, sending
+ * accept to a listener it answers with CONTINUE, would see the accepts
+ * before the gate. The kernel refuses a second listener among one task's
+ * filters while the first is open (EBUSY, seccomp(2): "at most one"; Linux
+ * 5.0), but that ends with our listener. So seccomp(2) whose flags (a
+ * register: no user memory read) include SECCOMP_FILTER_FLAG_NEW_LISTENER
+ * comes here on every ABI and fails with EBUSY, what the kernel answers
+ * anyway, so software sees no change; with vsd-gate gone the filter's
+ * USER_NOTIF fails it with ENOSYS, where the kernel's check would have let
+ * a listener in. A listener is the only way to get USER_NOTIF answered:
+ * the notification fd comes only from that flag (seccomp_unotify(2)),
+ * PR_SET_SECCOMP takes no flags, and USER_NOTIF with no listener fails
+ * the call with ENOSYS, which hurts only its caller. (A proposed flag,
+ * SECCOMP_FILTER_FLAG_ALLOW_NESTED_LISTENERS, would let a listener nest
+ * only under listeners that set it; ours does not.) Filters without a
+ * listener, a program sandboxing itself, install as before.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <string.h>
 #include <linux/audit.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <seccomp.h>
 
@@ -45,6 +68,7 @@ static const struct {
 	{ SCMP_ARCH_AARCH64, { SCMP_ARCH_ARM, 0 } },
 };
 
+/* io_uring, and seccomp(2) asking for a listener, of each ABI of ctx */
 static int
 add_ring_rules(scmp_filter_ctx ctx)
 {
@@ -58,7 +82,10 @@ add_ring_rules(scmp_filter_ctx ctx)
 		if ((r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, nr, 0)) < 0)
 			return r;
 	}
-	return 0;
+	/* any operation: only SECCOMP_SET_MODE_FILTER takes the flag today */
+	return seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(seccomp), 1,
+	    SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+		SECCOMP_FILTER_FLAG_NEW_LISTENER));
 }
 
 /*
@@ -121,11 +148,27 @@ ring_call(const struct seccomp_notif *req, uint32_t native_arch)
 	return nr >= NR_IO_URING_FIRST && nr <= NR_IO_URING_LAST;
 }
 
+/* seccomp(2) (the filter sends it only with NEW_LISTENER)? Another ABI's
+ * number through libseccomp: its audit arch is its SCMP_ARCH_, but for x32,
+ * whose calls carry x86-64's. */
+static int
+listener_call(const struct seccomp_notif *req, uint32_t native_arch)
+{
+	uint32_t arch = req->data.arch;
+
+	if (!foreign(req, native_arch))
+		return req->data.nr == SYS_seccomp;
+	if (arch == native_arch)
+		arch = SCMP_ARCH_X32;
+	return req->data.nr == seccomp_syscall_resolve_name_arch(arch, "seccomp");
+}
+
 /* Is req a call the filter sends us only to be refused? */
 int
 refuse_wanted(const struct seccomp_notif *req, uint32_t native_arch)
 {
-	return foreign(req, native_arch) || ring_call(req, native_arch);
+	return foreign(req, native_arch) || ring_call(req, native_arch) ||
+	    req->data.nr == SYS_seccomp;
 }
 
 /* Refuse req, count it, and log the first of each kind. */
@@ -133,18 +176,22 @@ void
 refuse_call(struct gate *g, const struct seccomp_notif *req, uint32_t native_arch)
 {
 	struct seccomp_notif_resp resp = { .id = req->id };
-	int ring = ring_call(req, native_arch);
+	int ring = ring_call(req, native_arch), lsn = !ring && listener_call(req, native_arch);
 	const char *abi = !foreign(req, native_arch) ? "" :
 	    req->data.arch == native_arch ? "x32 " : "32-bit ";
+	const char *what = ring ? "io_uring" : lsn ? "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)" :
+	    "accept";
+	uint64_t *n = ring ? &g->refused_ring : lsn ? &g->refused_listener : &g->refused_compat;
 
-	resp.error = ring ? -ENOSYS : -EPERM;
+	resp.error = ring ? -ENOSYS : lsn ? -EBUSY : -EPERM;
 	/* ENOENT: the caller was interrupted or died meanwhile */
 	if (ioctl(g->notify_fd, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
 		log_warn("%s: SECCOMP_IOCTL_NOTIF_SEND", __func__);
-	if (ring ? g->refused_ring++ : g->refused_compat++)
+	if ((*n)++)
 		return;
-	log_warnx("refused %s%s (system call %u) of thread %d with %s: the gate cannot see "
-	    "what it would accept; further ones are counted (status \"refused\"), not logged",
-	    abi, ring ? "io_uring" : "accept", req->data.nr, (int)req->pid,
-	    ring ? "ENOSYS" : "EPERM");
+	log_warnx("refused %s%s (system call %u) of thread %d with %s: %s; further ones are "
+	    "counted (status \"refused\"), not logged", abi, what, req->data.nr, (int)req->pid,
+	    ring ? "ENOSYS" : lsn ? "EBUSY" : "EPERM", lsn ?
+	    "a listener of its own would answer accepts before the gate" :
+	    "the gate cannot see what it would accept");
 }

@@ -6,9 +6,9 @@
  *           no capabilities, no_new_privs), load the filter (accept,
  *           accept4 -> SCMP_ACT_NOTIFY; where the cgroup2 membership does
  *           not follow a re-binding, also socket() for AF_INET, AF_INET6
- *           and AF_UNIX, for the lazy cgroup2 move; io_uring and the other
- *           ABIs' accepts
- *           to be refused, refuse.c), send the listener fd to the parent
+ *           and AF_UNIX, for the lazy cgroup2 move; io_uring, the other
+ *           ABIs' accepts and seccomp(2) asking for a listener, to be
+ *           refused, refuse.c), send the listener fd to the parent
  *           (SCM_RIGHTS), exec CMD unmodified (127 if it does not exist).
  *
  * The supervisor is the service's child subreaper, so a prefork master's
@@ -80,7 +80,7 @@ load_filter(int want_socket)
 	     (r = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(socket), 1,
 		SCMP_A0(SCMP_CMP_EQ, AF_UNIX))) < 0))
 		goto out;
-	if ((r = refuse_filter_add(ctx)) < 0)	/* io_uring, 32-bit and x32 accepts */
+	if ((r = refuse_filter_add(ctx)) < 0)	/* io_uring, 32-bit and x32 accepts, listeners */
 		goto out;
 	if ((r = seccomp_load(ctx)) < 0)	/* SECCOMP_FILTER_FLAG_NEW_LISTENER, Linux 5.0 */
 		goto out;

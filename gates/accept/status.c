@@ -96,11 +96,12 @@ status_stats(struct gate *g, struct buf *b, const struct status_info *si)
 	charge_settle_all(g);
 	dbthreads_settle(g, 1);
 	buf_printf(b, "service name=%s pid=%d state=%s home=%s handed=%llu waiting=%zu "
-	    "unclassified=%llu refused_io_uring=%llu refused_compat=%llu outside=%llu\n", si->name,
+	    "unclassified=%llu refused_io_uring=%llu refused_compat=%llu refused_seccomp_listener=%llu "
+	    "outside=%llu\n", si->name,
 	    (int)si->pid, si->state, vs_name(g, g->home) ? vs_name(g, g->home) : "-",
 	    (unsigned long long)g->handed, g->nwaiters, (unsigned long long)g->unclassified,
 	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
-	    (unsigned long long)g->outside);
+	    (unsigned long long)g->refused_listener, (unsigned long long)g->outside);
 	for (i = 0; i < g->tab.n; i++) {
 		struct gate_vs *v = &g->tab.v[i];
 		size_t q = queued(g, v);
@@ -204,9 +205,10 @@ status_json(struct gate *g, struct buf *b, const struct status_info *si)
 	    (unsigned long long)g->passed, (unsigned long long)bind_moves(), g->nwaiters,
 	    g->sync_wakeup ? "true" : "false", g->pmqos ? "true" : "false",
 	    g->pmqos_held ? "true" : "false", (unsigned long long)g->pmqos_holds);
-	buf_printf(b, ", \"refused\": {\"io_uring\": %llu, \"compat_accept\": %llu}, \"outside\": %llu",
+	buf_printf(b, ", \"refused\": {\"io_uring\": %llu, \"compat_accept\": %llu, "
+	    "\"seccomp_listener\": %llu}, \"outside\": %llu",
 	    (unsigned long long)g->refused_ring, (unsigned long long)g->refused_compat,
-	    (unsigned long long)g->outside);
+	    (unsigned long long)g->refused_listener, (unsigned long long)g->outside);
 	/* pulls: our requests to vsd (at start, on "refresh"); pushes: its tables */
 	buf_printf(b, ", \"vsd\": {\"pulls\": %llu, \"pushes\": %llu}",
 	    (unsigned long long)g->vsd_pulls, (unsigned long long)g->vsd_pushes);

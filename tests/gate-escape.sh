@@ -29,19 +29,6 @@ vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null
 	vsctl create www2 --cpu 40% >/dev/null || { fail "create the VSs"; done_testing; }
 
 RUN=
-# start NAME CMD: the service under the gate, default options, as nobody;
-# CMD is its tenant's program, run with sh -c and the listener as fd 3
-start() {
-	"$VSCTL" run --gate accept --home base --user nobody --name "$1" -- \
-		"$ESC" serve "$PORT" "$2" > "$R/$1.log" 2>&1 &
-	RUN=$!
-	on_exit "kill $RUN 2>/dev/null"
-	wait_until running "$1"
-}
-stop() {
-	kill "$RUN" 2>/dev/null
-	wait "$RUN" 2>/dev/null
-}
 # the log of service NAME: its supervisor's lines and its programs' output
 said() { cat "$R/$1.log"; }
 # fire NAME N [K]: N connections from www1 (answers in $R/NAME.c), once the
@@ -57,21 +44,21 @@ metric() { vsctl metrics | sed -n "s/^$1{$2} //p"; }
 by_child() { grep ' pid=' "$R/$1.c" | grep -v -c " pid=$(svc "$1" "['pid']") "; }
 
 # --- the gate's state within reach: no BPF map, no variable
-start maps "'$ESC' maps" || fail "the service starts"
+escape_start maps "'$ESC' maps" || fail "the service starts"
 wait_until grep -q "maps uid" "$R/maps.log"
 like "$(said maps | grep '^maps')" "^maps uid $(id -u nobody) own 0 others 0 unreadable [1-9][0-9]* written 0 env 0\$" \
 	"the program, as nobody: no BPF map inherited, none taken from its ancestors (the supervisor's unreadable), none written, no VSD_GATE_* variable"
 SPID=$(svc maps "['pid']")
 is "$(tr '\0' '\n' < "/proc/$SPID/environ" | grep -c 'LD_PRELOAD\|VSD_GATE')" 0 \
 	"the service's environment has no LD_PRELOAD or VSD_GATE_* of the gate"
-stop
+escape_stop
 
 # --- accept4 with flags a filter might let through: the upper 32 bits
 # (the kernel ignores them) set to a key, or anything; the usual flags
 FLAGS="key 5a5a5a5a00000000 ffffffff00000000 8000000000000000 100000000 80000 800 80800"
 cmd=
 for f in $FLAGS; do cmd="$cmd '$ESC' accept $f 10;"; done
-start flags "$cmd" || fail "the service starts"
+escape_start flags "$cmd" || fail "the service starts"
 k=0
 for f in $FLAGS; do
 	k=$((k + 1))
@@ -79,42 +66,42 @@ for f in $FLAGS; do
 	is "$(count "$R/flags.c" www1)/$(by_child flags)" 10/10 \
 		"accept4 with flags $f by the program: its 10 connections of www1 served in www1"
 done
-stop
+escape_stop
 
 # --- the same without LD_PRELOAD, and from a static binary (no dynamic
 # loader at all: an LD_PRELOAD shim could not be in it)
-start noenv "env -u LD_PRELOAD '$ESC' accept key 10" || fail "the service starts"
+escape_start noenv "env -u LD_PRELOAD '$ESC' accept key 10" || fail "the service starts"
 fire noenv 10
 is "$(count "$R/noenv.c" www1)/$(by_child noenv)" 10/10 \
 	"LD_PRELOAD cleared: 10 connections of www1 served in www1"
-stop
+escape_stop
 if ${CC:-cc} -static -O2 -I"$top_builddir" -o "$R/esc-static" "$top_srcdir/tests/gate-escape.c" \
 	2>"$R/cc.err"; then
 	chmod 0755 "$R/esc-static"
-	start static "'$R/esc-static' accept key 10" || fail "the service starts"
+	escape_start static "'$R/esc-static' accept key 10" || fail "the service starts"
 	fire static 10
 	is "$(count "$R/static.c" www1)/$(by_child static)" 10/10 \
 		"a static binary: 10 connections of www1 served in www1"
-	stop
+	escape_stop
 else
 	ok "# SKIP a static binary: no static C library to link one ($(head -1 "$R/cc.err"))"
 fi
 
 # --- io_uring: refused with ENOSYS, logged once, counted; no connection
 # taken that way (the service's own accept then serves them, gated)
-start uring "'$ESC' uring 10; '$ESC' uring 10" || fail "the service starts"
+escape_start uring "'$ESC' uring 10; '$ESC' uring 10" || fail "the service starts"
 fire uring 10
 is "$(said uring | grep -c '^uring: Function not implemented')/$(said uring | grep -c '^served 0')" 2/2 \
 	"io_uring_setup fails with ENOSYS, twice; nothing accepted through io_uring"
 is "$(grep -c 'refused io_uring' "$R/uring.log")" 1 "the supervisor logs the refusal once"
 is "$(svc uring "['refused']['io_uring']")" 2 "status: refused.io_uring counts both"
 is "$(count "$R/uring.c" www1)" 10 "the 10 connections of www1 are served in www1 by the service's accept"
-stop
+escape_stop
 
 # --- the 32-bit ABI (int 0x80 from 64-bit code: socketcall(SYS_ACCEPT4),
 # accept4, socketcall(SYS_ACCEPT)) and the x32 ABI: refused with EPERM
 if [ "$(uname -m)" = x86_64 ]; then
-	start abi "'$ESC' int80 10; '$ESC' x32 10" || fail "the service starts"
+	escape_start abi "'$ESC' int80 10; '$ESC' x32 10" || fail "the service starts"
 	fire abi 10
 	is "$(said abi | grep -o 'int80: [^:|]*:\? *Operation not permitted' | grep -c .)/$(said abi | grep -o 'x32: Operation not permitted' | grep -c .)/$(said abi | grep -c '^served 0')" \
 		3/1/2 "the 32-bit socketcall, accept4 and accept and the x32 accept4 fail with EPERM; nothing accepted"
@@ -126,7 +113,7 @@ if [ "$(uname -m)" = x86_64 ]; then
 		"vsctl services: REFUSED 4, OUTSIDE 0"
 	is "$(metric vsd_service_refused_total 'service="abi",call="compat_accept"')" 4 \
 		"metrics: vsd_service_refused_total{call=\"compat_accept\"} 4"
-	stop
+	escape_stop
 else
 	ok "# SKIP the 32-bit and x32 ABIs: $(uname -m) is not x86_64"
 fi
@@ -140,7 +127,7 @@ vsctl exec www2 -- timeout 60 "$ESC" recv "$S/l.sock" 1000 > "$R/recv.out" 2>&1 
 RECV=$!
 on_exit "kill $RECV 2>/dev/null"
 wait_until grep -q listening "$R/recv.out" || fail "the outside process listens"
-start passed "'$ESC' pass '$S/l.sock'" || fail "the service starts"
+escape_start passed "'$ESC' pass '$S/l.sock'" || fail "the service starts"
 wait_until grep -q "^ready outside" "$R/recv.out" || fail "the outside process has the listener"
 for i in $(seq 20); do
 	vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -v >> "$R/passed.c" 2>&1
@@ -155,7 +142,7 @@ check "the supervisor logs it (rate-limited)" grep -q "accepted a connection of 
 	"$R/passed.log"
 is "$(metric vsd_service_outside_accepts_total 'service="passed"')" "$out" \
 	"metrics: vsd_service_outside_accepts_total counts them"
-stop
+escape_stop
 kill "$RECV" 2>/dev/null
 wait "$RECV" 2>/dev/null
 done_testing

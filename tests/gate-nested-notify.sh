@@ -26,17 +26,8 @@ vsd_start || { fail "vsd starts"; done_testing; }
 vsctl create base --cpu 10% >/dev/null && vsctl create www1 --cpu 40% >/dev/null ||
 	{ fail "create the VSs"; done_testing; }
 
-# serve NAME CMD: the service, default options, as nobody; CMD is the
-# tenant's program (sh -c, the listener as fd 3); the service accepts only
-# once CMD has ended, so until then only CMD serves
-serve() {
-	"$VSCTL" run --gate accept --home base --user nobody --name "$1" -- \
-		"$ESC" serve "$PORT" "$2" > "$R/$1.log" 2>&1 &
-	RUN=$!
-	on_exit "kill $RUN 2>/dev/null"
-	wait_until running "$1"
-}
-stop() { kill "$RUN" 2>/dev/null; wait "$RUN" 2>/dev/null; }
+# the service (escape_start) accepts only once the tenant's program has
+# ended, so until then only the program serves
 # fire NAME K N: once the K-th "ready" is in the log, N connections from
 # www1, answers appended to $R/NAME.c
 fire() {
@@ -50,14 +41,14 @@ mine() { grep ' pid=' "$R/$1.c" | grep -v -c " pid=$(svc "$1" "['pid']") "; }
 
 # --- self-sandboxing: filters without a listener, through seccomp(2) and
 # prctl(2), install and work; the program's accepts still pass the gate
-serve sandbox "'$NEST' sandbox '$ESC' accept 0 10" || fail "the service starts"
+escape_start sandbox "'$NEST' sandbox '$ESC' accept 0 10" || fail "the service starts"
 fire sandbox 1 10
 is "$(grep '^sandbox' "$R/sandbox.log")" "sandbox seccomp 0 prctl 0 uname EACCES getpgid EXDEV" \
 	"a filter without a listener installs through seccomp(2) and prctl(2), and each makes its call fail"
 is "$(count "$R/sandbox.c" www1)/$(mine sandbox)" 10/10 \
 	"the sandboxed program serves the 10 connections of www1, in www1"
 is "$(svc sandbox "['refused']['seccomp_listener']")" 0 "status: nothing refused"
-stop
+escape_stop
 
 # --- the attack: a listener of its own, natively, then through the 32-bit
 # and x32 ABIs where there are such
@@ -65,7 +56,7 @@ ABIS=native
 [ "$(uname -m)" != x86_64 ] || ABIS="native int80 x32"
 cmd=
 for a in $ABIS; do cmd="$cmd '$NEST' notify $a '$ESC' accept 0 10;"; done
-serve nest "$cmd" || fail "the service starts"
+escape_start nest "$cmd" || fail "the service starts"
 k=0
 for a in $ABIS; do
 	k=$((k + 1))
@@ -86,7 +77,7 @@ is "$(metric vsd_service_refused_total 'service="nest",call="seccomp_listener"')
 	"metrics: vsd_service_refused_total{call=\"seccomp_listener\"} $n"
 vsctl services > "$R/nest.table"
 like "$(grep '^nest ' "$R/nest.table")" "^nest .* $n +0 +-\$" "vsctl services: REFUSED $n, OUTSIDE 0"
-stop
+escape_stop
 
 # --- once the supervisor is gone (killed), a program that outlives it
 # still holds the listener; the gate's filter, its listener closed, fails
@@ -94,7 +85,7 @@ stop
 # (the kernel's one-listener check ends with our listener); the gate's
 # rule for seccomp(2) fails it with ENOSYS then too.
 chmod 0755 "$R"	# the program, as nobody, looks for $R/gone
-serve late "exec '$NEST' notify native -w '$R/gone' '$ESC' accept 0 1" || fail "the service starts"
+escape_start late "exec '$NEST' notify native -w '$R/gone' '$ESC' accept 0 1" || fail "the service starts"
 wait_until grep -q '^pid ' "$R/late.log" || diag "late: the program did not start"
 PIDS=$(sed -n 's/^pid //p' "$R/late.log")
 on_exit "kill $PIDS 2>/dev/null"

@@ -200,6 +200,22 @@ need_gate_escape() {
 	ESC=$(cd "$(dirname "$ESC")" && pwd)/gate-escape
 }
 
+# escape_start NAME CMD: a service under the gate, default options, as
+# nobody, running `gate-escape serve $PORT CMD` (after need_gate_escape):
+# CMD is its tenant's program, run with sh -c and the listener as fd 3; its
+# log is $R/NAME.log, and RUN its pid until escape_stop
+escape_start() {
+	"$VSCTL" run --gate accept --home base --user nobody --name "$1" -- \
+		"$ESC" serve "$PORT" "$2" > "$R/$1.log" 2>&1 &
+	RUN=$!
+	on_exit "kill $RUN 2>/dev/null"
+	wait_until running "$1"
+}
+escape_stop() {
+	kill "$RUN" 2>/dev/null
+	wait "$RUN" 2>/dev/null
+}
+
 # svc NAME EXPR: a field of a service's status (vsctl services --json)
 svc() {
 	vsctl services --json | json "[s for s in d if s['name'] == '$1'][0]$2" 2>/dev/null

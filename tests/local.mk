@@ -77,7 +77,8 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-member-apply.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
-	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
+	tests/services-prune.sh tests/services-unit.sh tests/service-user.sh tests/vsd-drift.sh \
+	tests/hostile.sh \
 	tests/vsd-events.sh tests/vsd-metrics.sh tests/vsd-metrics-dir.sh \
 	tests/vsctl-cli.sh tests/vsctl-completion.sh tests/import.sh
 TESTS += $(VSD_TESTS)

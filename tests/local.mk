@@ -156,7 +156,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
 	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
-	tests/gate-mariadb-cap.sh \
+	tests/gate-mariadb-cap.sh tests/gate-mariadb-stop.sh \
 	tests/gate-relisten.sh tests/gate-tid.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)

@@ -53,7 +53,7 @@ check "systemd still holds its unit (deactivating)" \
 check "apply declares it again" quiet vsctl apply "$R/on.rules"
 check "vsd says it will try again" wait_until sh -c "grep -q 'service echo: trying again in' '$VSD_TMP/vsd.log'"
 diag "what systemd-run said: $(grep -m1 -i 'already loaded\|failed to start' "$VSD_TMP/vsd.log")"
-kill -KILL "$HOLD"
+{ kill -KILL "$HOLD"; wait "$HOLD"; } 2>/dev/null
 # the unit goes; vsd's next try (back-off up to 30 s) starts the service
 # (by the clock: under emulation each look takes a second)
 end=$(($(date +%s) + 60))

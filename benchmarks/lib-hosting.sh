@@ -74,26 +74,48 @@ gated_start() {
 	[ -n "$BENCH_SITE_CPUS" ] && pin="taskset -c $BENCH_SITE_CPUS "
 	gated_rules "$BENCH_RUN/gated.rules" "service fpm home php command \"$pin$PHP_FPM -F -y $conf\"" "$@"
 	"$VSCTL" apply "$BENCH_RUN/gated.rules" >&2 || bench_die "gated: vsctl apply of the sites' rule file failed"
-	for i in $(seq 100); do
+	GATED_ON=1
+	# 60 s: vsd tries a supervisor that could not start again with back-off
+	for i in $(seq 600); do
 		POOL_PID_gated=$(cat "$BENCH_RUN/php-fpm-gated.pid" 2>/dev/null)
 		[ -S "$sock" ] && [ -n "$POOL_PID_gated" ] &&
 			[ "$(pgrep -c -P "$POOL_PID_gated")" -ge "$WORKERS" ] && return 0
 		sleep 0.1
 	done
-	bench_die "pool gated: PHP-FPM did not start: $(tail -3 "$BENCH_RUN/php-fpm-gated.log" "$BENCH_RUN/vsd.log" 2>/dev/null)"
+	bench_die "pool gated: PHP-FPM did not start within 60 s; $(gated_why fpm "$BENCH_RUN/php-fpm-gated.log")"
 }
 
-# Stop it: apply the file without services (vsd stops them and waits).
+# gated_why SERVICE LOG: why a gated service is not up, for a message: its
+# supervisor's state, the service's own log, vsd's lines about it and, under
+# systemd, the journal of its supervisor's unit (vsd/services.c)
+gated_why() {
+	local unit=vsd-$BENCH_CG-$1.service
+	printf 'services: %s; its log: %s; vsd: %s' \
+	    "$("$VSCTL" services 2>&1 | tr '\n' ';')" \
+	    "$(tail -3 "$2" 2>/dev/null | tr '\n' ';')" \
+	    "$(grep -i "service $1\|$unit" "$BENCH_RUN/vsd.log" 2>/dev/null | tail -4 | tr '\n' ';')"
+	[ -d /run/systemd/system ] && command -v journalctl >/dev/null &&
+		printf '; %s: %s' "$unit" "$(journalctl -q --no-pager -o cat -u "$unit" 2>/dev/null | tail -4 | tr '\n' ';')"
+	return 0
+}
+
+# Stop it: apply the file without services (vsd stops them and waits);
+# whenever gated_start applied them, also if the pool never came up (the
+# database service may be running; left declared, it is restarted into
+# its home VS while that VS is destroyed).
 gated_stop() {
 	local i
-	[ -n "${POOL_PID_gated:-}" ] || return 0
+	[ -n "${GATED_ON:-}" ] || return 0
 	gated_rules "$BENCH_RUN/nogate.rules"
 	"$VSCTL" apply --prune "$BENCH_RUN/nogate.rules" >/dev/null || bench_log "warning: could not stop the services"
-	for i in $(seq 150); do
+	# a supervisor takes up to its 10 s stop timeout, then reaps what it killed
+	for i in $(seq 300); do
 		"$VSCTL" services --json | grep -q '"name": ' || break
 		sleep 0.1
 	done
-	POOL_PID_gated=
+	"$VSCTL" services --json | grep -q '"name": ' &&
+		bench_log "warning: services still stopping after 30 s: $("$VSCTL" services 2>&1 | tr '\n' ';')"
+	POOL_PID_gated= GATED_ON=
 }
 
 # The memory of a server: the sum of the PSS (proportional set size, from

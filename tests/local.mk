@@ -77,7 +77,8 @@ VSD_TESTS = tests/vsd-lifecycle.sh tests/vsd-limits.sh tests/vsd-restart.sh \
 	tests/vsd-security.sh tests/vsd-badinput.sh tests/vsd-protocol.sh tests/vsd-input.sh \
 	tests/vsd-member-apply.sh \
 	tests/vsd-cpu-split.sh tests/services.sh tests/vsd-ctl-flood.sh \
-	tests/services-prune.sh tests/service-user.sh tests/vsd-drift.sh tests/hostile.sh \
+	tests/services-prune.sh tests/services-unit.sh tests/service-user.sh tests/vsd-drift.sh \
+	tests/hostile.sh \
 	tests/vsd-events.sh tests/vsd-metrics.sh tests/vsd-metrics-dir.sh \
 	tests/vsctl-cli.sh tests/vsctl-completion.sh tests/import.sh
 TESTS += $(VSD_TESTS)
@@ -158,7 +159,7 @@ GATE_TESTS = tests/gate-semantics.sh tests/gate-policy.sh tests/gate-vsd.sh \
 	tests/gate-tfo.sh tests/gate-races.sh \
 	tests/gate-workers.sh tests/gate-workers-tcp.sh \
 	tests/gate-mariadb-proto.sh tests/gate-mariadb.sh tests/gate-mariadb-acct.sh \
-	tests/gate-mariadb-cap.sh \
+	tests/gate-mariadb-cap.sh tests/gate-mariadb-stop.sh \
 	tests/gate-relisten.sh tests/gate-tid.sh tests/gate-nested-notify.sh
 TESTS += $(GATE_TESTS)
 dist_noinst_SCRIPTS += $(GATE_TESTS)

@@ -421,7 +421,8 @@ spawn(struct vsd *d, struct svc *s)
 			 s->home);
 		return 0;
 	}
-	/* SIGCHLD is blocked (vsd reads it from a signalfd): no one else reaps it */
+	/* SIGCHLD is blocked (vsd reads it from a signalfd): no one else reaps it;
+	 * systemd-run said why on our standard error */
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		log_warnx("service %s: systemd-run could not start %s (status 0x%x)", s->name,
 			  unit, st);
@@ -467,6 +468,40 @@ out:
 	return r;
 }
 
+/* Try s again after a back-off doubling from RESPAWN_MIN_MS up to
+ * RESPAWN_MAX_MS; a run of RAN_MS of 10 s or more starts it over. */
+static void
+back_off(struct svc *s, uint64_t ran_ms)
+{
+	s->backoff_ms = ran_ms >= 10000 || !s->backoff_ms ? RESPAWN_MIN_MS :
+	    s->backoff_ms * 2 > RESPAWN_MAX_MS ? RESPAWN_MAX_MS : s->backoff_ms * 2;
+	s->respawn_at = mono_ns() + (uint64_t)s->backoff_ms * 1000000ull;
+}
+
+/*
+ * Start s's supervisor, unless s is held. One that cannot be started is
+ * tried again with the back-off of one that died: under systemd the unit
+ * name is the same at every run, and systemd-run refuses it while systemd
+ * still holds the unit of the last run (it has not yet taken note that its
+ * supervisor exited, or is still stopping what was left in it), which a
+ * service stopped and declared again meets at once; and under load its
+ * D-Bus call may time out.
+ */
+static void
+start(struct vsd *d, struct svc *s)
+{
+	int r;
+
+	if (s->held || (r = spawn(d, s)) == 0)
+		return;
+	back_off(s, 0);
+	if (r == -ECHILD)	/* spawn() said why */
+		log_warnx("service %s: trying again in %u ms", s->name, s->backoff_ms);
+	else
+		log_warnx("service %s: cannot start: %s; trying again in %u ms", s->name,
+			  strerror(-r), s->backoff_ms);
+}
+
 void
 svc_adopt_all(struct vsd *d)
 {
@@ -486,8 +521,7 @@ svc_adopt_all(struct vsd *d)
 				  "(vsctl run); not starting it", s->name);
 			continue;
 		}
-		if (!s->held && (r = spawn(d, s)) < 0)
-			log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+		start(d, s);
 	}
 }
 
@@ -517,8 +551,6 @@ stop(struct vsd *d, struct svc *s)
 static void
 stopped(struct vsd *d, struct svc *s)
 {
-	int r;
-
 	if (s->forget) {
 		log_info("service %s: stopped and removed", s->name);
 		svc_del(d, s);
@@ -535,8 +567,7 @@ stopped(struct vsd *d, struct svc *s)
 		s->next_command = s->next_home = NULL;
 		svc_save(d);
 	}
-	if (!s->held && (r = spawn(d, s)) < 0)
-		log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+	start(d, s);
 }
 
 int
@@ -607,7 +638,6 @@ int
 svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 {
 	size_t i, len0 = out->len;
-	int r;
 
 	for (i = 0; i < rs->nservices; i++) {
 		const struct rules_service *x = &rs->services[i];
@@ -617,8 +647,7 @@ svc_sync(struct vsd *d, const struct rules *rs, int prune, struct buf *out)
 		if (!s) {
 			if (!(s = svc_add(d, x->name, home, x->user, x->group, x->command)))
 				return -ENOMEM;
-			if ((r = spawn(d, s)) < 0)
-				log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+			start(d, s);
 			buf_printf(out, "started service %s\n", x->name);
 			continue;
 		}
@@ -795,10 +824,8 @@ exited(struct vsd *d, struct svc *s)
 		stopped(d, s);
 		return;
 	}
-	s->backoff_ms = ran_ms >= 10000 || !s->backoff_ms ? RESPAWN_MIN_MS :
-	    s->backoff_ms * 2 > RESPAWN_MAX_MS ? RESPAWN_MAX_MS : s->backoff_ms * 2;
+	back_off(s, ran_ms);
 	s->respawns++;
-	s->respawn_at = mono_ns() + (uint64_t)s->backoff_ms * 1000000ull;
 	log_warnx("service %s: its supervisor (pid %d) exited after %llu ms; starting it again "
 		  "in %u ms", s->name, (int)s->spid, (unsigned long long)ran_ms, s->backoff_ms);
 }
@@ -841,7 +868,6 @@ svc_tick(struct vsd *d)
 {
 	uint64_t now = mono_ns();
 	size_t i;
-	int r;
 
 	for (i = 0; i < d->svcs.n; i++) {
 		struct svc *s = &d->svcs.v[i];
@@ -865,8 +891,13 @@ svc_tick(struct vsd *d)
 		if (!s->respawn_at || s->respawn_at > now)
 			continue;
 		s->respawn_at = 0;
-		if (!s->held && (r = spawn(d, s)) < 0)
-			log_warnx("service %s: cannot start: %s", s->name, strerror(-r));
+		/* a start that systemd-run reported failed may have come up all
+		 * the same (a D-Bus reply lost to a timeout): it answers */
+		if (adopt(d, s) == 0) {
+			log_info("service %s: started (supervisor pid %d)", s->name, (int)s->spid);
+			continue;
+		}
+		start(d, s);
 	}
 }
 

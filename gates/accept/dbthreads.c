@@ -221,8 +221,11 @@ dbthreads_run(struct gate *g, pid_t tgid)
 	run_tgid = tgid;
 	if (!tgid && !cgh_moves_process())
 		dbcap_stop();
-	if (cgh_moves_process() && gate_db_mode(g)) {
-		if (tgid)
+	/* the tree goes with the run, also when the rules no longer make it
+	 * a database (apply --prune pushes them without this service before
+	 * it stops): left behind, its cgroups keep the home VS from going */
+	if (cgh_moves_process()) {
+		if (tgid && gate_db_mode(g))
 			dbtree_start(tgid, vs_table_find(&g->tab, g->home));
 		else
 			dbtree_stop();

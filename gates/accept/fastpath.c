@@ -34,8 +34,7 @@
  *   (vsd_ringctl.wake), and the gate moves the thread. The thread is woken
  *   by the same softirq and may run before the gate has moved it: the CPU
  *   it spends meanwhile stays in its previous VS, measured per such move
- *   (the thread's own CPU time read for the move, less what its accept
- *   record says it had when the call returned) and reported by status;
+ *   (the thread's own CPU time, schedstat) and reported by status;
  * - otherwise: the drain and hand-over (drain.c, handover.c). A drained connection takes
  *   its VS from its ring record (matched by SO_COOKIE).
  *
@@ -248,6 +247,8 @@ fp_let_through(struct gate *g, struct gated_listener *l, struct service_thread *
 		f->direct = th;
 		th->direct_l = l;
 		guard_live(f, 1);
+		charge_settle(g, th);
+		f->direct_cpu = th->cpu_mark;
 		if (gate_continue(g, id) < 0)
 			fp_direct_end(f);	/* interrupted meanwhile */
 		else

@@ -201,19 +201,6 @@ fp_entry_vs(struct gate *g, const struct fp_entry *e)
 	return v ? v : vs_table_find(&g->tab, g->home);
 }
 
-/* The CPU time the accept record of tid read so far says it had as its
- * accept returned (records.bpf.c); 0 if there is none yet. */
-static uint64_t
-direct_base(const struct fp_listener *f, pid_t tid)
-{
-	unsigned i;
-
-	for (i = f->nev; i-- > 0;)
-		if ((pid_t)f->ev[i].tid == tid)
-			return f->ev[i].cpu;
-	return 0;
-}
-
 /* The direct waiter took the model's head (it has, or will: it is the only
  * thread in the kernel's accept): re-bind it there, measure what it ran
  * in the VS it was in. */
@@ -224,7 +211,7 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 	struct service_thread *th = f->direct;
 	struct fp_entry *e = fp_q_at(f, 0);
 	struct gate_vs *v;
-	uint64_t cpu, base = 0;
+	uint64_t cpu;
 
 	/* two arrivals too close to tell apart, of different VSs: the thread
 	 * may have the other one; serve it as the first, then drop the model */
@@ -238,25 +225,18 @@ direct_took_head(struct gate *g, struct gated_listener *l, uint64_t now)
 	if ((v = gate_rebind_vs(g, th, e->vs ? e->vs : g->home)))
 		v->served++;
 	workers_take(&g->wk, th, e->vs ? e->vs : g->home);	/* a limit set while it waited */
-	/* the CPU it ran after its accept returned, in the VS it was in: only
+	/* the CPU it ran since it was let through, in the VS it was in: only
 	 * an error if that was another VS. The move settled its account
-	 * (gate_bind()), so th->cpu_mark is its CPU time, read just before the
-	 * move; its accept record, once in the ring, has what it had as the
-	 * call returned. No read when it stays, and none when it is let wait */
-	if (th->bound != was) {
-		if (!(base = direct_base(f, th->tid))) {
-			ring_buffer__consume(f->rb);	/* it may have returned since */
-			base = direct_base(f, th->tid);
-		}
-		cpu = th->cpu_mark;
-		g->fp_direct_moved++;
-		if (base && cpu > base) {	/* else it had not returned: none */
-			uint64_t d = cpu - base;
+	 * (gate_bind()), so th->cpu_mark is that CPU time, read just now: no
+	 * second read, and none at all when it stays */
+	cpu = th->cpu_mark;
+	if (th->bound != was && cpu > f->direct_cpu) {
+		uint64_t d = cpu - f->direct_cpu;
 
-			g->fp_direct_cpu_ns += d;
-			if (d > g->fp_direct_cpu_max)
-				g->fp_direct_cpu_max = d;
-		}
+		g->fp_direct_moved++;
+		g->fp_direct_cpu_ns += d;
+		if (d > g->fp_direct_cpu_max)
+			g->fp_direct_cpu_max = d;
 	}
 	g->fp_direct++;
 	th->fp_cookie = e->cookie;	/* its accept record tells if it was */

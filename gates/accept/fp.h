@@ -80,6 +80,7 @@ struct fp_listener {
 	unsigned void_n;		/* threads let through before the last drop, still to dequeue */
 	uint64_t void_t;		/* when the last drop came */
 	struct service_thread *direct;	/* a thread let into a blocking accept */
+	uint64_t direct_cpu;		/* its CPU time then */
 	uint64_t no_wait_t;		/* when no_wait was read (0: never) */
 	uint64_t agreed_t;		/* when the kernel's count last matched the model */
 	int	 no_wait;		/* non-blocking, or Fast Open: no thread waits in the kernel */

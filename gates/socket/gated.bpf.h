@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * BPF side, shared by the socket gate (socket.bpf.c) and the accept gate's
- * accept records (records.bpf.c): the maps both use, which the
+ * accept records (gates/accept/records.bpf.c): the maps both use, which the
  * accept gate reuses from vsd's pins, the connection table's lookup, and
  * the gated listeners' rings.  Layouts and protocols: socket.h.  Include
  * after vmlinux.h, the libbpf headers and socket.h.
@@ -194,8 +194,7 @@ static __always_inline void ring_put(const struct vsd_gated_val *gv, struct vsd_
 	wake = *(volatile __u32 *)&ctl->wake;
 	if (!a->tid && (wake == VSD_WAKE_ALWAYS || (wake != VSD_WAKE_NEVER && wake != a->vs_id)))
 		flags = BPF_RB_FORCE_WAKEUP;
-	if (!a->tid)
-		a->t = bpf_ktime_get_ns();
+	a->t = bpf_ktime_get_ns();
 	if (bpf_ringbuf_output(ring, a, sizeof(*a), flags))
 		__sync_fetch_and_add(&ctl->dropped, 1);
 }

@@ -3,8 +3,8 @@
  * The accept records of the accept gate's fast path (gates/socket/socket.h,
  * "Gated listeners"; gates/accept/fastpath.c): when a thread's accept
  * returns a connection of a listener an accept gate registered, append an
- * accept record (the thread and its CPU time, the connection's cookie, its
- * VS) to that listener's ring, so the gate knows which connection each thread it let
+ * accept record (the thread, the connection's cookie, its VS) to that
+ * listener's ring, so the gate knows which connection each thread it let
  * through took, and whether it was of the VS the gate had bound it to.
  *
  * vsd loads them on its maps with the socket gate and pins them unattached
@@ -66,9 +66,6 @@ static __always_inline void record_accept(struct sock *child)
 	a.cookie = BPF_CORE_READ(child, __sk_common.skc_cookie.counter);
 	a.vs_id = conn_vs(&k);
 	a.tid = (__u32)pid_tgid;
-	/* as of the thread's last update by the scheduler: when it last
-	 * blocked (in this accept, if it waited) or a tick since */
-	a.cpu = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), se.sum_exec_runtime);
 	ring_put(gv, &a);
 }
 

@@ -34,7 +34,7 @@
  * Slots of the connection table, a power of two: 8 MB.  With the probe
  * window below, random keys meet the first full window at about 65,000
  * entries, the hash map's size before (benchmarks/RESULTS.md).  Tests
- * build a copy with a tiny table (tests/local.mk) to make
+ * build a copy with a tiny table (tests/socket-gate.mk) to make
  * collisions and fill it.
  */
 #ifndef VSD_CONNS_MAX
@@ -298,11 +298,8 @@ struct vsd_connlim {
  * When a thread's accept returns a connection of a registered listener,
  * the accept records' programs (records.bpf.c: vsd loads them on these maps
  * and pins them unattached, VSD_PROG_ACCEPT_*; each accept gate attaches
- * them while it runs) append a second kind of record to the same ring: the connection's cookie,
- * its VS as above, tid, the calling thread's id (in the initial PID
- * namespace; never 0), and in place of the time the thread's own CPU time,
- * so that the gate can tell what a thread ran after its accept returned
- * without reading it on every accept.
+ * them while it runs) append a second kind of record to the same ring: the connection's cookie, the time, its VS as above, and
+ * tid, the calling thread's id (in the initial PID namespace; never 0).
  * Accepts by the registering gate itself (its pid is the key's owner) are
  * not recorded, and an accept never wakes the gate.  So the gate knows
  * which connection each thread it let through took, and whether it was of
@@ -360,11 +357,7 @@ struct vsd_ringctl {
 
 struct vsd_arrival {
 	__u64 cookie;		/* SO_COOKIE of the accepted (child) socket */
-	union {
-		__u64 t;	/* an arrival: bpf_ktime_get_ns(), CLOCK_MONOTONIC */
-		__u64 cpu;	/* an accept: the calling thread's CPU time in ns
-				 * (its sum_exec_runtime) as the call returned */
-	};
+	__u64 t;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
 	__u32 vs_id;		/* the connecting side's VS, 0 = unknown */
 	__u32 tid;		/* 0: an arrival; else an accept by this thread */
 };

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * BPF side, shared by the socket gate (socket.bpf.c) and the accept gate's
- * accept records (gates/accept/records.bpf.c): the maps both use, which the
+ * accept records (records.bpf.c): the maps both use, which the
  * accept gate reuses from vsd's pins, the connection table's lookup, and
  * the gated listeners' rings.  Layouts and protocols: socket.h.  Include
  * after vmlinux.h, the libbpf headers and socket.h.

@@ -34,7 +34,7 @@
  * Slots of the connection table, a power of two: 8 MB.  With the probe
  * window below, random keys meet the first full window at about 65,000
  * entries, the hash map's size before (benchmarks/RESULTS.md).  Tests
- * build a copy with a tiny table (tests/socket-gate.mk) to make
+ * build a copy with a tiny table (tests/local.mk) to make
  * collisions and fill it.
  */
 #ifndef VSD_CONNS_MAX

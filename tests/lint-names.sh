@@ -8,14 +8,16 @@
 # that begins with it. Left out: the result pages (benchmarks/results/,
 # records of runs of their day); placeholders in capitals
 # (tests/rules/X.rules); what the build makes (objects, skeletons,
-# vmlinux.h, a file from its .in); what runs make (tests/vm/results/, out/,
+# vmlinux.h, a file from its .in, a file in the build tree of a build
+# made out of the source tree); what runs make (tests/vm/results/, out/,
 # debs/, only, reboot-requested); the installed /etc/vsd/. Shows first on
 # built examples that it finds a stale name and passes real ones.
 # And no work-log labels in the same files (an issue's number, #N): the tree
 # speaks of the product, git of how it came to be. No root needed.
 : "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is missing (scripts/deps.sh installs it)"; exit 0; }
-exec env PYTHONPATH="$top_srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$top_srcdir" <<'PY'
+exec env PYTHONPATH="$top_srcdir/tests" PYTHONDONTWRITEBYTECODE=1 python3 - "$top_srcdir" "$top_builddir" <<'PY'
 import os, re, sys
 from lint_tap import tap, done
 
@@ -27,7 +29,7 @@ PATH = re.compile(r'(?<![\w./$-])((?:%s)/[\w./-]*\w)' % '|'.join(DIRS))
 RUNTIME = re.compile(r'^tests/vm/(results|out|debs|only|reboot-requested)(/|$)|^etc/vsd/')
 GENERATED = ('Makefile.in', 'config.h.in', 'vmlinux.h')
 LABEL = re.compile(r'\b[Ii]ssues? #?\d+\b|(?<![\w&#/{])#\d+\b')
-top = sys.argv[1]
+top, build = sys.argv[1], sys.argv[2]
 
 
 def stale(name):
@@ -38,6 +40,8 @@ def stale(name):
         return 0        # made by the build
     if os.path.exists(os.path.join(top, name)) or os.path.exists(os.path.join(top, name + '.in')):
         return 0
+    if os.path.exists(os.path.join(build, name)):
+        return 0        # made by the build, in a build tree of its own
     d, base = os.path.split(name)
     if '.' not in base and os.path.isdir(os.path.join(top, d)):
         return not any(f.startswith(base) for f in os.listdir(os.path.join(top, d)))

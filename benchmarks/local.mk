@@ -116,4 +116,5 @@ dist_noinst_DATA += benchmarks/results/vm-tier.md benchmarks/results/vm-tier.csv
 bench-report:
 	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \
-	rebind-favordynmods.csv rebind-saturated.csv
+	rebind-favordynmods.csv rebind-saturated.csv gate-decision.csv unix-peer-cost.csv \
+	fork-latency.csv rules-scale.csv rules-scale-query.csv

@@ -110,7 +110,8 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
 	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png \
 	benchmarks/results/accept-gate-decision.csv benchmarks/results/unix-peer-cost.csv benchmarks/results/fork-latency.csv \
-	benchmarks/results/scale.csv benchmarks/results/cpushare.csv
+	benchmarks/results/scale.csv benchmarks/results/cpushare.csv \
+	benchmarks/results/rules-scale.csv benchmarks/results/rules-scale-query.csv
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 # the VM tier's times (scripts/test-vm writes them)

@@ -108,7 +108,10 @@ dist_noinst_DATA += $(BENCH_PAGES) \
 	benchmarks/results/netshare.csv benchmarks/results/rebind-favordynmods.csv benchmarks/results/rebind-saturated.csv benchmarks/results/rules-attrs.csv \
 	benchmarks/results/rules-provider.csv benchmarks/results/socket-gate-cost.csv benchmarks/results/syscall-tax.csv \
 	benchmarks/results/top-cost.csv benchmarks/results/vhosts.csv benchmarks/results/vhosts.png \
-	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png
+	benchmarks/results/db-mode.csv benchmarks/results/wordpress.csv benchmarks/results/wordpress.png \
+	benchmarks/results/accept-gate-decision.csv benchmarks/results/unix-peer-cost.csv benchmarks/results/fork-latency.csv \
+	benchmarks/results/scale.csv benchmarks/results/cpushare.csv \
+	benchmarks/results/rules-scale.csv benchmarks/results/rules-scale-query.csv
 dist_noinst_SCRIPTS += benchmarks/bench-report benchmarks/gate-fair-report
 dist_noinst_DATA += benchmarks/results/gate-fair.md benchmarks/results/gate-fair.csv
 # the VM tier's times (scripts/test-vm writes them)
@@ -116,4 +119,5 @@ dist_noinst_DATA += benchmarks/results/vm-tier.md benchmarks/results/vm-tier.csv
 bench-report:
 	cd $(srcdir) && benchmarks/bench-report $(BENCH_PAGES)
 CLEANFILES += cpushare.csv scale.csv accept-cost.csv accept-attrs-cost.csv netshare.csv \
-	rebind-favordynmods.csv rebind-saturated.csv
+	rebind-favordynmods.csv rebind-saturated.csv gate-decision.csv unix-peer-cost.csv \
+	fork-latency.csv rules-scale.csv rules-scale-query.csv

@@ -254,14 +254,19 @@ is "$(grep -c '^ok 1 bad 0' "$R/swap2")/$(grep -c '^ok 29 bad 0' "$R/swap2")" 1/
 	"swap: the 30 requests to the new listener are answered once each"
 wrong=$(count "$R/swap2" www1) fdm=$(fast swap fd_moved) out=$(svc swap "['outside']")
 diag "swap: of 30, $(count "$R/swap2" www2) ended in www2, $wrong in www1, $(count "$R/swap2" base) at home; fd_moved $fdm, outside $out"
-is "$fdm/$out" 1/1 \
-	"swap: the first accept after it, taken for the old listener's, is counted once, as outside the gate's decision (fd_moved 1, outside 1)"
+# whether that accept is taken for the old listener's depends on whether
+# the gate had read the record of the thread's accept before the swap (in
+# the VM it sometimes had not, and kcmp found the new one): once at most,
+# and then as outside the gate's decision
+check "swap: the first accept after it, taken for the old listener's if at all, is counted once at most, as outside the gate's decision (fd_moved $fdm, outside $out)" \
+	sh -c '[ "$1" -le 1 ] && [ "$1" = "$2" ]' - "$fdm" "$out"
 # (the new listener is registered at its listen() and stays so while the
 # service has it: none at home)
 is "$(count "$R/swap2" www2)" 30 \
 	"swap: that request is re-bound to its connection's VS while it is served: all 30 end in www2, none in www1 or at home"
 diag "$(grep -m1 'without the gate' "$R/swap.log")"
-check "swap: the supervisor logs it, and the move" grep -q \
+check "swap: the supervisor logs it, and the move, if it was counted (fd_moved $fdm)" sh -c \
+	'if [ "$1" = 1 ]; then grep -qF "$2" "$3"; else ! grep -q "without the gate" "$3"; fi' - "$fdm" \
 	'accepted a connection of VS www2 without the gate (let through for another listener, whose descriptor number names this one now); counted (status "outside", "fd_moved"), re-bound there' \
 	"$R/swap.log"
 n=$(unhanded swap www2 "${SP2:-0}" 30 "$R/swap3")
@@ -282,11 +287,12 @@ vsctl exec www1 -- "$CLIENT" -p "$PORT" -n 1 -r swap > /dev/null
 vsctl exec www2 -- "$CLIENT" -p "${SP2:-0}" -n 30 -v > "$R/swapq"
 wrong=$(count "$R/swapq" www1) fdm=$(fast swapq fd_moved) out=$(svc swapq "['outside']")
 diag "swap, no wait: of 30, $(count "$R/swapq" www2) ended in www2, $wrong in www1; fd_moved $fdm, outside $out"
-check "swap, no wait: 30 answered; one ends in www1 at most, the accept taken for the old listener's counted once (fd_moved $fdm, outside $out)" \
-	sh -c '[ "$(grep -c "^ok 30 bad 0" "$1")" = 1 ] && [ "$2" -le 1 ] && [ "$3" = 1 ] && [ "$4" = 1 ]' \
+check "swap, no wait: 30 answered; the accept taken for the old listener's, if any, counted once at most, as outside, and only it may end in www1 (fd_moved $fdm, outside $out, $wrong in www1)" \
+	sh -c '[ "$(grep -c "^ok 30 bad 0" "$1")" = 1 ] && [ "$3" -le 1 ] && [ "$3" = "$4" ] && [ "$2" -le "$3" ]' \
 	- "$R/swapq" "$wrong" "${fdm:-9}" "${out:-9}"
 diag "$(grep -m1 'without the gate' "$R/swapq.log")"
-check "swap, no wait: the supervisor logs it" grep -q \
+check "swap, no wait: the supervisor logs it, if it was counted (fd_moved $fdm)" sh -c \
+	'if [ "$1" = 1 ]; then grep -qF "$2" "$3"; else ! grep -q "without the gate" "$3"; fi' - "${fdm:-9}" \
 	'accepted a connection of VS www2 without the gate (let through for another listener, whose descriptor number names this one now); counted (status "outside", "fd_moved")' \
 	"$R/swapq.log"
 stop
